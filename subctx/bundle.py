@@ -1,0 +1,137 @@
+"""The model bundle contract (DESIGN.md): a directory with a manifest, `subctx.json`.
+
+The engine reads the manifest and never guesses: which backend runs the model, which
+SentencePiece models tokenise it, and how context is laid out in its input.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from subctx.errors import BundleError
+
+FORMAT_VERSION = 1
+MANIFEST = "subctx.json"
+BACKENDS = ("ctranslate2", "torch")
+TARGET_SIDES = ("prefix", "none")
+
+
+@dataclass(frozen=True)
+class ContextSettings:
+    """How a model sees context.
+
+    max_k: most preceding segments the model was trained with (0: sentence-level model).
+    default_k / max_gap: the app's defaults for the context rule.
+    target_side: 'prefix' feeds the previous translations as a forced decoder prefix;
+        'none' uses source-side context only.
+    segment_shift: encoder positions are position + segment * shift (0: plain positions);
+        carried to CTranslate2 as a source feature of position tokens.
+    """
+
+    max_k: int = 0
+    default_k: int = 0
+    max_gap: float = 7.0
+    target_side: str = "prefix"
+    segment_shift: int = 0
+
+
+@dataclass(frozen=True)
+class SpecialTokens:
+    bos: str = "<s>"
+    eos: str = "</s>"
+    unk: str = "<unk>"
+    pad: str = "<pad>"
+    sep: str = "<sep>"
+    ctx_bos: str = "<ctx>"
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """The parsed `subctx.json`."""
+
+    architecture: str
+    backend: str = "ctranslate2"
+    format_version: int = FORMAT_VERSION
+    source_lang: str = "en"
+    target_lang: str = "ru"
+    max_positions: int = 1024  # longest encoder/decoder sequence the model has positions for
+    source_spm: str = "source.spm"
+    target_spm: str = "target.spm"
+    context: ContextSettings = field(default_factory=ContextSettings)
+    special_tokens: SpecialTokens = field(default_factory=SpecialTokens)
+    scores: dict[str, Any] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), ensure_ascii=False, indent=2) + "\n"
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Manifest:
+        version = data.get("format_version")
+        if version != FORMAT_VERSION:
+            raise BundleError(
+                f"bundle format version {version!r} is not supported (this subctx reads "
+                f"version {FORMAT_VERSION}); use a matching subctx or re-export the model")
+        try:
+            context = ContextSettings(**data.get("context", {}))
+            tokens = SpecialTokens(**data.get("special_tokens", {}))
+            rest = {k: v for k, v in data.items() if k not in ("context", "special_tokens")}
+            manifest = cls(context=context, special_tokens=tokens, **rest)
+        except TypeError as err:
+            raise BundleError(f"malformed {MANIFEST}: {err}") from None
+        if manifest.backend not in BACKENDS:
+            raise BundleError(f"unknown backend '{manifest.backend}' in {MANIFEST}")
+        if manifest.context.target_side not in TARGET_SIDES:
+            raise BundleError(f"unknown context.target_side '{manifest.context.target_side}'")
+        return manifest
+
+
+@dataclass(frozen=True)
+class Bundle:
+    path: Path
+    manifest: Manifest
+
+    def file(self, name: str) -> Path:
+        return self.path / name
+
+
+def load_bundle(path: str | Path) -> Bundle:
+    """Read and check a bundle directory; raise BundleError with a one-line reason."""
+    path = Path(path)
+    if not path.exists():
+        raise BundleError(f"model folder not found: {path}")
+    if not path.is_dir():
+        raise BundleError(f"{path} is not a model bundle (not a folder)")
+    manifest_path = path / MANIFEST
+    if not manifest_path.is_file():
+        raise BundleError(f"{path} is not a subctx model bundle (no {MANIFEST})")
+    try:
+        data = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise BundleError(f"{manifest_path}: unreadable manifest ({err})") from None
+    if not isinstance(data, dict):
+        raise BundleError(f"{manifest_path}: manifest is not a JSON object")
+    manifest = Manifest.from_dict(data)
+    required = list(dict.fromkeys([manifest.source_spm, manifest.target_spm]))
+    if manifest.backend == "ctranslate2":
+        required += ["model.bin", "config.json"]
+    missing = [name for name in required if not (path / name).is_file()]
+    if missing:
+        raise BundleError(f"{path}: incomplete bundle, missing {', '.join(missing)}")
+    return Bundle(path, manifest)
+
+
+def default_bundle_path() -> Path:
+    """The embedded default model: $SUBCTX_MODEL, else assets/models/en-ru in the checkout."""
+    override = os.environ.get("SUBCTX_MODEL")
+    if override:
+        return Path(override)
+    return Path(__file__).resolve().parent.parent / "assets" / "models" / "en-ru"
+
+
+def write_manifest(path: str | Path, manifest: Manifest) -> None:
+    Path(path, MANIFEST).write_text(manifest.to_json(), encoding="utf-8")

@@ -1,0 +1,45 @@
+"""The context rule shared by training and inference (see DESIGN.md).
+
+A segment's context is up to `k` preceding segments of the same document, walking backwards and
+stopping at the first gap larger than `max_gap` seconds (gap = start of the later segment - end of
+the earlier one). Overlapping segments have a negative gap and stay in context. A segment whose
+timing is unknown breaks the chain, unless `max_gap` is None (untimed corpora: document order).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+DEFAULT_K = 1
+DEFAULT_MAX_GAP = 7.0
+_EPS = 1e-6  # timings are in milliseconds; this absorbs float error at exactly max_gap
+
+
+class Timed(Protocol):
+    start: float | None
+    end: float | None
+
+
+def gap_ok(earlier: Timed, later: Timed, max_gap: float | None) -> bool:
+    """True when `earlier` may serve as context for the directly following `later`."""
+    if max_gap is None:
+        return True
+    if earlier.end is None or later.start is None:
+        return False
+    return later.start - earlier.end <= max_gap + _EPS
+
+
+def context_indices(
+    segments: Sequence[Timed], index: int, k: int = DEFAULT_K,
+    max_gap: float | None = DEFAULT_MAX_GAP,
+) -> list[int]:
+    """Indices of the context segments of `segments[index]`, oldest first."""
+    chosen: list[int] = []
+    current = index
+    while len(chosen) < k and current > 0:
+        if not gap_ok(segments[current - 1], segments[current], max_gap):
+            break
+        current -= 1
+        chosen.append(current)
+    return chosen[::-1]

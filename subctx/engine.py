@@ -1,0 +1,215 @@
+"""The translation engine: a model bundle driven through SentencePiece and CTranslate2.
+
+It translates *requests* (a sentence plus its context on both sides) in batches, lays the input
+out as the bundle's manifest says (subctx.layout), and returns text, scores and, on request,
+n-best alternatives with their probabilities and cross-attention.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import ctranslate2
+import sentencepiece as spm
+
+from subctx import layout
+from subctx.bundle import Bundle, load_bundle
+from subctx.errors import BundleError
+
+MAX_TOKENS = 300  # per sentence; longer ones are cut (the app splits long cues before this)
+
+
+@dataclass(frozen=True)
+class Request:
+    """A sentence to translate, with context sentences (oldest first) on both sides."""
+
+    text: str
+    source_context: tuple[str, ...] = ()
+    target_context: tuple[str, ...] = ()
+
+
+@dataclass
+class Prepared:
+    """A request as model input: CTranslate2 source, plain encoder tokens, forced target
+    prefix, and the decoding length the current sentence may use."""
+
+    source: list[str]
+    tokens: list[str]
+    prefix: list[str]
+    budget: int
+
+
+@dataclass
+class Hypothesis:
+    text: str
+    log_prob: float  # sum over the current sentence's tokens (and </s>) of log p
+
+    @property
+    def probability(self) -> float:
+        return math.exp(self.log_prob)
+
+
+@dataclass
+class AttentionMap:
+    """Cross-attention of the generated current-sentence tokens over all encoder tokens."""
+
+    source_tokens: list[str]
+    target_tokens: list[str]
+    weights: list[list[float]]  # [target token][source token]
+
+
+@dataclass
+class Translation:
+    text: str
+    score: float  # CTranslate2's length-normalised log-probability of the best hypothesis
+    alternatives: list[Hypothesis] = field(default_factory=list)
+    attention: AttentionMap | None = None
+
+
+def resolve_device(device: str) -> str:
+    if device == "auto":
+        return "cuda" if ctranslate2.get_cuda_device_count() > 0 else "cpu"
+    if device not in ("cpu", "cuda"):
+        raise BundleError(f"unknown device '{device}' (use auto, cpu or cuda)")
+    if device == "cuda" and ctranslate2.get_cuda_device_count() == 0:
+        raise BundleError("--device cuda: no CUDA device is available")
+    return device
+
+
+class Engine:
+    """Loads a bundle once and translates batches of requests."""
+
+    def __init__(self, bundle: Bundle | str | Path, device: str = "auto",
+                 compute_type: str = "auto", threads: int = 0):
+        self.bundle = bundle if isinstance(bundle, Bundle) else load_bundle(bundle)
+        manifest = self.bundle.manifest
+        if manifest.backend != "ctranslate2":
+            raise BundleError(f"backend '{manifest.backend}' is not supported by this engine")
+        self.manifest = manifest
+        self.tokens = manifest.special_tokens
+        self.device = resolve_device(device)
+        if compute_type == "auto":
+            compute_type = "int8" if self.device == "cpu" else "int8_float16"
+        threads = threads or min(8, os.cpu_count() or 1)
+        try:
+            self.source_sp = spm.SentencePieceProcessor(
+                model_file=str(self.bundle.file(manifest.source_spm)))
+            self.target_sp = spm.SentencePieceProcessor(
+                model_file=str(self.bundle.file(manifest.target_spm)))
+            self.translator = ctranslate2.Translator(
+                str(self.bundle.path), device=self.device, compute_type=compute_type,
+                intra_threads=threads, inter_threads=1)
+        except (RuntimeError, OSError, ValueError) as err:
+            raise BundleError(f"{self.bundle.path}: cannot load model ({err})") from None
+
+    @property
+    def max_context(self) -> int:
+        return self.manifest.context.max_k
+
+    @property
+    def uses_target_context(self) -> bool:
+        return self.manifest.context.max_k > 0 and self.manifest.context.target_side == "prefix"
+
+    # -- input layout -------------------------------------------------------------------------
+    def _pieces(self, sp: spm.SentencePieceProcessor, text: str) -> list[str]:
+        return sp.encode(text, out_type=str)[:MAX_TOKENS]
+
+    def _inputs(self, request: Request) -> Prepared:
+        """Lay a request out as model input (see subctx.layout).
+
+        Context is dropped, oldest first, until both sides fit the model's positions.
+        """
+        limit = self.manifest.max_positions
+        current = self._pieces(self.source_sp, request.text)[: limit - 1]
+        src_ctx = [self._pieces(self.source_sp, s) for s in request.source_context]
+        tgt_ctx = [self._pieces(self.target_sp, t) for t in request.target_context]
+        k = min(len(src_ctx), self.max_context)
+        if self.uses_target_context:
+            k = min(k, len(tgt_ctx))
+        while True:
+            tokens, segments = layout.encoder_tokens(src_ctx[len(src_ctx) - k:], current,
+                                                     self.tokens)
+            source = layout.ct2_source(tokens, segments, self.manifest.context)
+            prefix = (layout.decoder_prefix(tgt_ctx[len(tgt_ctx) - k:], self.tokens)
+                      if self.uses_target_context and k else [])
+            room = limit - 1 - len(prefix)
+            last_position = layout.shifted_positions(
+                segments, self.manifest.context.segment_shift)[-1]
+            if k == 0 or (last_position < limit and room >= self._budget(current)):
+                return Prepared(source, tokens, prefix, self._budget(current))
+            k -= 1
+
+    @staticmethod
+    def _budget(current: list[str]) -> int:
+        """Decoding room a sentence of this many pieces gets (Russian runs a bit longer)."""
+        return 2 * len(current) + 10
+
+    def _current_part(self, tokens: list[str], prefix_len: int) -> list[str]:
+        current = tokens[prefix_len:]
+        if self.tokens.sep in current:  # a stray separator: keep what follows the last one
+            current = current[len(current) - current[::-1].index(self.tokens.sep):]
+        return current
+
+    def _detok(self, pieces: list[str]) -> str:
+        return self.target_sp.decode_pieces(pieces).strip()
+
+    # -- public API ---------------------------------------------------------------------------
+    def translate(self, requests: Sequence[Request], beam_size: int = 4, num_hypotheses: int = 1,
+                  return_attention: bool = False, max_batch_size: int = 32) -> list[Translation]:
+        """Translate requests (any order; each carries its own context)."""
+        if not requests:
+            return []
+        inputs = [self._inputs(r) for r in requests]
+        longest_prefix = max(len(p.prefix) for p in inputs)
+        room = min(self.manifest.max_positions - 1 - len(p.prefix) for p in inputs)
+        decode_len = min(room, max(p.budget for p in inputs))
+        results = self.translator.translate_batch(
+            [p.source for p in inputs],
+            target_prefix=[p.prefix or None for p in inputs] if longest_prefix else None,
+            beam_size=max(beam_size, num_hypotheses), num_hypotheses=num_hypotheses,
+            return_scores=True, return_attention=return_attention,
+            max_batch_size=max_batch_size, max_input_length=0,
+            max_decoding_length=max(1, decode_len),
+        )
+        out = []
+        for request, prepared, result in zip(requests, inputs, results, strict=True):
+            prefix = prepared.prefix
+            currents = [self._current_part(h, len(prefix)) for h in result.hypotheses]
+            translation = Translation(self._detok(currents[0]), result.scores[0])
+            if num_hypotheses > 1:
+                texts = list(dict.fromkeys(self._detok(c) for c in currents))
+                translation.alternatives = self.score(
+                    [request] * len(texts), texts, max_batch_size=max_batch_size)
+            if return_attention and result.attention:
+                rows = result.attention[0][len(prefix):len(prefix) + len(currents[0])]
+                translation.attention = AttentionMap(prepared.tokens, currents[0],
+                                                     [list(row) for row in rows])
+            out.append(translation)
+        return out
+
+    def score(self, requests: Sequence[Request], candidates: Sequence[str],
+              max_batch_size: int = 32) -> list[Hypothesis]:
+        """Log-probability of each candidate as the translation of its request's sentence,
+        with the context forced as at translation time (only the current part is scored)."""
+        inputs = [self._inputs(r) for r in requests]
+        targets = [p.prefix + self._pieces(self.target_sp, c)
+                   for p, c in zip(inputs, candidates, strict=True)]
+        out = []
+        # score_batch's offset is per call: group requests by prefix length.
+        by_offset: dict[int, list[int]] = {}
+        for i, p in enumerate(inputs):
+            by_offset.setdefault(len(p.prefix), []).append(i)
+        scored: dict[int, float] = {}
+        for offset, idx in by_offset.items():
+            results = self.translator.score_batch(
+                [inputs[i].source for i in idx], [targets[i] for i in idx], offset=offset,
+                max_batch_size=max_batch_size, max_input_length=0)
+            for i, res in zip(idx, results, strict=True):
+                scored[i] = float(sum(res.log_probs))
+        for i, candidate in enumerate(candidates):
+            out.append(Hypothesis(candidate, scored[i]))
+        return out

@@ -1,0 +1,78 @@
+"""Formatting that must survive translation: tags, sound/music annotations, dialogue dashes."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# <i> <b> <u> <s> <font ...> and their closers, and ASS override blocks such as {\an8}.
+_TAG = r"(?:</?(?:i|b|u|s|font)(?:\s[^<>]*)?>|\{\\[^{}]*\})"
+_LEAD = re.compile(rf"^(?:\s*{_TAG})+\s*", re.IGNORECASE)
+_TRAIL = re.compile(rf"\s*(?:{_TAG}\s*)+$", re.IGNORECASE)
+_ANY_TAG = re.compile(_TAG, re.IGNORECASE)
+_DASH = re.compile(r"^([-\u2010\u2012\u2013\u2014]+\s*)(?=\S)")
+_BRACKETS = {"[": "]", "(": ")"}
+_NOTES = "\u266a\u266b"
+
+
+@dataclass(frozen=True)
+class MarkedLine:
+    """A subtitle line split into leading tags, plain text and trailing tags."""
+
+    lead: str
+    dash: str
+    text: str
+    trail: str
+    inline_tags: int  # tags found (and removed) inside the text
+
+
+def split_tags(line: str) -> MarkedLine:
+    """Split off leading/trailing tags and a dialogue dash (before or after the opening tags)."""
+    lead_match = _LEAD.match(line)
+    lead = lead_match.group(0) if lead_match else ""
+    rest = line[len(lead):]
+    dash, rest = split_dash(rest)
+    if dash:
+        more = _LEAD.match(rest)
+        if more:
+            lead += more.group(0)
+            rest = rest[more.end():]
+    trail_match = _TRAIL.search(rest)
+    trail = trail_match.group(0) if trail_match else ""
+    core = rest[: len(rest) - len(trail)] if trail else rest
+    inline = len(_ANY_TAG.findall(core))
+    core = re.sub(r"\s{2,}", " ", _ANY_TAG.sub("", core)).strip()
+    return MarkedLine(lead.strip(), dash, core, trail.strip(), inline)
+
+
+def split_dash(text: str) -> tuple[str, str]:
+    """'- Hello.' -> ('- ', 'Hello.'); text without a dialogue dash -> ('', text)."""
+    match = _DASH.match(text)
+    if not match:
+        return "", text
+    return match.group(1), text[match.end():]
+
+
+@dataclass(frozen=True)
+class Annotated:
+    """Text with an enclosing sound-cue bracket or music notes taken off."""
+
+    before: str
+    core: str
+    after: str
+
+    def restore(self, translated: str) -> str:
+        return f"{self.before}{translated}{self.after}"
+
+
+def split_annotation(text: str) -> Annotated:
+    """'[door slams]' -> ('[', 'door slams', ']'); '♪ la la ♪' -> ('♪ ', 'la la', ' ♪')."""
+    stripped = text.strip()
+    if len(stripped) >= 2 and stripped[0] in _BRACKETS and stripped[-1] == _BRACKETS[stripped[0]]:
+        inner = stripped[1:-1]
+        if _BRACKETS[stripped[0]] not in inner[:-1] or inner.count(stripped[0]) == 0:
+            return Annotated(stripped[0], inner.strip(), stripped[-1])
+    match = re.match(rf"^([{_NOTES}]+\s*)(.*?)(\s*[{_NOTES}]+)?$", stripped)
+    if match:
+        return Annotated(match.group(1), match.group(2).strip(), match.group(3) or "")
+    return Annotated("", stripped, "")

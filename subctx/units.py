@@ -1,0 +1,172 @@
+"""Cues to translation units and back.
+
+A unit is what the model translates in one go: a cue's text, or one speaker turn of a dialogue
+cue, without tags, dashes, brackets or music notes. Each unit inherits its cue's timing, so the
+context rule applies to units unchanged (turns of one cue overlap, hence are always context).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from subctx.markup import Annotated, split_annotation, split_tags
+from subctx.srt import Cue, SubtitleFile
+from subctx.wrap import DEFAULT_MAX_LINES, DEFAULT_WIDTH, wrap_text
+
+MAX_UNIT_CHARS = 400
+_POSITION = re.compile(r"\{\\[^{}]*\}")
+_SENTENCE_END = re.compile(r"(?<=[.!?\u2026])\s+")
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+@dataclass
+class Unit:
+    """One piece of text for the model, with the timing of its cue."""
+
+    text: str
+    start: float | None
+    end: float | None
+    cue: int
+
+
+@dataclass
+class Turn:
+    """A speaker turn (or the whole cue) and how to dress its translation."""
+
+    lead: str
+    dash: str
+    annotation: Annotated
+    trail: str
+    units: list[int] = field(default_factory=list)
+
+
+@dataclass
+class CueLayout:
+    """How to rebuild a cue's lines around the translations of its units."""
+
+    original: list[str]
+    position: str
+    dialogue: bool
+    per_line_tags: bool
+    turns: list[Turn]
+
+    @property
+    def units(self) -> list[int]:
+        return [u for turn in self.turns for u in turn.units]
+
+
+@dataclass
+class DocumentPlan:
+    layouts: list[CueLayout]
+    units: list[Unit]
+    warnings: list[str]
+
+
+def _chunks(text: str, limit: int) -> list[str]:
+    """Split an over-long text at sentence ends (or, failing that, between words)."""
+    pieces: list[str] = []
+    for sentence in _SENTENCE_END.split(text):
+        while len(sentence) > limit:
+            cut = sentence.rfind(" ", 0, limit)
+            cut = cut if cut > 0 else limit
+            pieces.append(sentence[:cut].strip())
+            sentence = sentence[cut:].strip()
+        if pieces and len(pieces[-1]) + 1 + len(sentence) <= limit:
+            pieces[-1] = f"{pieces[-1]} {sentence}"
+        elif sentence:
+            pieces.append(sentence)
+    return pieces
+
+
+def _layout_cue(cue: Cue) -> tuple[CueLayout, list[str], int]:
+    """Return the layout, the texts of its turns and the number of inline tags dropped."""
+    marked = [split_tags(line) for line in cue.lines]
+    position = ""
+    leads = []
+    for m in marked:
+        found = _POSITION.findall(m.lead)
+        position = position or "".join(found)
+        leads.append(_POSITION.sub("", m.lead))
+    trails = [m.trail for m in marked]
+    dropped = sum(m.inline_tags for m in marked)
+    dashes = [(m.dash, m.text) for m in marked]
+    dialogue = len(marked) >= 2 and any(dash for dash, _ in dashes[1:])
+
+    turns: list[Turn] = []
+    turn_texts: list[str] = []
+    per_line = False
+    if dialogue:
+        for i, (dash, body) in enumerate(dashes):
+            if i == 0 or dash:
+                turns.append(Turn(leads[i], dash, Annotated("", "", ""), trails[i]))
+                turn_texts.append(body)
+            else:
+                turns[-1].trail = trails[i]
+                turn_texts[-1] = f"{turn_texts[-1]} {body}".strip()
+    else:
+        per_line = len(marked) > 1 and len(set(leads)) == 1 and len(set(trails)) == 1
+        lead = leads[0] if marked else ""
+        trail = trails[-1] if marked else ""
+        if not per_line:
+            dropped += sum(1 for x in leads[1:] if x) + sum(1 for x in trails[:-1] if x)
+        turns.append(Turn(lead, dashes[0][0] if marked else "", Annotated("", "", ""), trail))
+        turn_texts.append(" ".join(t for _, t in dashes if t))
+    for turn, text in zip(turns, turn_texts, strict=True):
+        turn.annotation = split_annotation(text)
+    layout = CueLayout(list(cue.lines), position, dialogue, per_line, turns)
+    return layout, [t.annotation.core for t in turns], dropped
+
+
+def plan_document(sub: SubtitleFile, max_unit_chars: int = MAX_UNIT_CHARS) -> DocumentPlan:
+    """Turn a parsed file into translation units plus the layouts to rebuild every cue."""
+    layouts: list[CueLayout] = []
+    units: list[Unit] = []
+    warnings: list[str] = []
+    for index, cue in enumerate(sub.cues):
+        layout, texts, dropped = _layout_cue(cue)
+        label = cue.number or str(index + 1)
+        if dropped:
+            warnings.append(f"cue {label}: {dropped} formatting tag(s) inside the text "
+                            "were dropped")
+        for turn, text in zip(layout.turns, texts, strict=True):
+            if not _LETTER.search(text):
+                continue  # nothing to translate: music notes, '...', numbers
+            pieces = [text] if len(text) <= max_unit_chars else _chunks(text, max_unit_chars)
+            if len(pieces) > 1:
+                warnings.append(f"cue {label}: {len(text)} characters; translated in "
+                                f"{len(pieces)} pieces")
+            for piece in pieces:
+                turn.units.append(len(units))
+                units.append(Unit(piece, cue.start, cue.end, index))
+        layouts.append(layout)
+    return DocumentPlan(layouts, units, warnings)
+
+
+def render_cue(
+    layout: CueLayout, translations: list[str], width: int = DEFAULT_WIDTH,
+    max_lines: int = DEFAULT_MAX_LINES,
+) -> list[str]:
+    """Rebuild a cue's lines; `translations` holds the document's unit translations."""
+    if not layout.units:
+        return list(layout.original)
+
+    def turn_text(turn: Turn) -> str:
+        if not turn.units:
+            return turn.annotation.restore(turn.annotation.core)
+        return turn.annotation.restore(" ".join(translations[u] for u in turn.units))
+
+    if layout.dialogue:
+        lines = [f"{t.lead}{t.dash}{turn_text(t)}{t.trail}" for t in layout.turns]
+    else:
+        turn = layout.turns[0]
+        wrapped = wrap_text(turn_text(turn), width, max_lines)
+        wrapped[0] = f"{turn.dash}{wrapped[0]}"
+        if layout.per_line_tags:
+            lines = [f"{turn.lead}{line}{turn.trail}" for line in wrapped]
+        else:
+            lines = wrapped
+            lines[0] = f"{turn.lead}{lines[0]}"
+            lines[-1] = f"{lines[-1]}{turn.trail}"
+    lines[0] = f"{layout.position}{lines[0]}"
+    return lines

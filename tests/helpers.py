@@ -1,0 +1,52 @@
+"""Test helpers: a tiny model bundle built through the real export path, and .srt writers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from subctx.bundle import ContextSettings, Manifest
+
+CORPUS = [
+    ("Hello there, how are you?", "Привет, как дела?"),
+    ("I do not know what you mean.", "Я не знаю, что ты имеешь в виду."),
+    ("She said it was fine.", "Она сказала, что всё в порядке."),
+    ("Where is the door?", "Где дверь?"),
+    ("The door slams.", "Дверь хлопает."),
+    ("Thank you very much.", "Большое спасибо."),
+]
+
+
+def build_tiny_bundle(out: Path, shift: int = 0, max_k: int = 3, seed: int = 0,
+                      eos_bias: bool = True) -> Path:
+    """A random-weight concatenation model (2+2 layers, d=32) exported to a real bundle."""
+    import torch
+
+    from training.export import export_bundle
+    from training.model import ModelConfig, Transformer
+    from training.tokenizer import train_tokenizer
+
+    spm_file = train_tokenizer([s for pair in CORPUS for s in pair] * 20, out / "spm.model",
+                               vocab_size=120)
+    import sentencepiece as spm
+
+    vocab = spm.SentencePieceProcessor(model_file=str(spm_file)).get_piece_size()
+    torch.manual_seed(seed)
+    cfg = ModelConfig(vocab_size=vocab, d_model=32, n_heads=4, ff_dim=64, enc_layers=2,
+                      dec_layers=2, max_positions=256, dropout=0.0)
+    model = Transformer(cfg)
+    if eos_bias:  # make </s> and <sep> rare so random outputs are non-empty text
+        with torch.no_grad():
+            model.embed.weight[3] *= 0.0
+            model.embed.weight[4] *= 0.0
+    manifest = Manifest(
+        architecture="concat", max_positions=cfg.max_positions,
+        source_spm="spm.model", target_spm="spm.model",
+        context=ContextSettings(max_k=max_k, default_k=min(1, max_k), segment_shift=shift))
+    return export_bundle(model, spm_file, manifest, out / "bundle")
+
+
+
+
+def write_srt(path: Path, text: str, encoding: str = "utf-8", newline: str = "\n") -> Path:
+    path.write_bytes(text.replace("\n", newline).encode(encoding))
+    return path

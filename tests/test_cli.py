@@ -1,0 +1,147 @@
+"""`subctx translate` end to end with a tiny real bundle."""
+
+import os
+
+import pytest
+from typer.testing import CliRunner
+
+from subctx.cli import app
+from subctx.srt import read_srt
+from tests.helpers import write_srt
+
+FILM = """1
+00:00:01,000 --> 00:00:03,000
+<i>Hello there,
+how are you?</i>
+
+2
+00:00:03,500 --> 00:00:05,000
+- Where is the door?
+- Thank you very much.
+
+3
+00:00:20,000 --> 00:00:22,000
+[door slams]
+"""
+
+
+@pytest.fixture
+def run(tiny_bundle):
+    runner = CliRunner()
+
+    def invoke(*args, model=True):
+        extra = ["--model", str(tiny_bundle), "--device", "cpu"] if model else []
+        return runner.invoke(app, ["translate", *map(str, args), *extra], env={"COLUMNS": "250"})
+
+    return invoke
+
+
+def test_single_file_keeps_timings_tags_and_dialogue(tmp_path, run):
+    src = write_srt(tmp_path / "movie.srt", FILM, "cp1251", "\r\n")
+    before = src.read_bytes()
+    result = run(src)
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "movie.ru.srt"
+    assert src.read_bytes() == before
+    sub, orig = read_srt(out), read_srt(src)
+    assert [c.timing for c in sub.cues] == [c.timing for c in orig.cues]
+    assert sub.newline == "\r\n" and sub.encoding == "utf-8"
+    assert sub.cues[0].lines[0].startswith("<i>") and sub.cues[0].lines[-1].endswith("</i>")
+    assert [line[:2] for line in sub.cues[1].lines] == ["- ", "- "]
+    assert sub.cues[2].lines[0].startswith("[") and sub.cues[2].lines[0].endswith("]")
+    assert "1 translated" in result.output
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".part")]
+
+
+def test_output_file_and_dry_run(tmp_path, run):
+    src = write_srt(tmp_path / "movie.en.srt", FILM)
+    result = run(src, "--dry-run")
+    assert result.exit_code == 0 and "movie.ru.srt" in result.output
+    assert not (tmp_path / "movie.ru.srt").exists()
+    result = run(src, "-o", tmp_path / "custom.srt", "--context", "0", "--beam", "1")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "custom.srt").exists()
+
+
+def test_folder_batch_recursive_mirror_skip_and_overwrite(tmp_path, run):
+    root = tmp_path / "show"
+    write_srt(root / "s1" / "e1.srt", FILM) if (root / "s1").mkdir(parents=True) is None else 0
+    write_srt(root / "e0.srt", FILM)
+    write_srt(root / "done.ru.srt", FILM)  # an output: never re-translated
+    result = run(root)
+    assert result.exit_code == 0, result.output
+    assert (root / "e0.ru.srt").exists() and not (root / "s1" / "e1.ru.srt").exists()
+    assert not (root / "done.ru.ru.srt").exists()
+    out = tmp_path / "out"
+    result = run(root, "--recursive", "-o", out)
+    assert result.exit_code == 0, result.output
+    assert (out / "e0.ru.srt").exists() and (out / "s1" / "e1.ru.srt").exists()
+    stamp = os.stat(out / "e0.ru.srt").st_mtime_ns
+    result = run(root, "--recursive", "-o", out)
+    assert result.exit_code == 0 and "exists (use --overwrite)" in result.output
+    assert os.stat(out / "e0.ru.srt").st_mtime_ns == stamp
+    result = run(root, "-r", "-o", out, "--overwrite")
+    assert result.exit_code == 0 and "2 translated" in result.output
+
+
+def test_batch_goes_on_past_bad_files_and_lists_them(tmp_path, run):
+    write_srt(tmp_path / "good.srt", FILM)
+    (tmp_path / "empty.srt").write_bytes(b"")
+    (tmp_path / "junk.srt").write_bytes(os.urandom(3000))
+    (tmp_path / "notes.srt").write_text("just notes, no timings\n")
+    result = run(tmp_path)
+    assert result.exit_code == 1
+    assert (tmp_path / "good.ru.srt").exists()
+    for name in ("empty.srt: empty file", "junk.srt: binary", "notes.srt: not a subtitle file"):
+        assert name in result.output
+    assert "3 failure(s)" in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("setup,message", [
+    (lambda d: d / "missing.srt", "no such file or folder"),
+    (lambda d: (d / "emptydir").mkdir() or d / "emptydir", "no .srt files to translate"),
+    (lambda d: write_srt(d / "x.ru.srt", FILM), "is itself a .ru.srt translation"),
+])
+def test_bad_paths(tmp_path, run, setup, message):
+    result = run(setup(tmp_path))
+    assert message in result.output and "Traceback" not in result.output
+
+
+def test_output_never_overwrites_the_input(tmp_path, run):
+    src = write_srt(tmp_path / "movie.srt", FILM)
+    before = src.read_bytes()
+    result = run(src, "-o", src)
+    assert result.exit_code == 1 and "overwrite the input" in result.output
+    assert src.read_bytes() == before
+
+
+def test_warnings_for_odd_cues_but_cues_kept(tmp_path, run):
+    odd = FILM + "\n4\n00:00:23,000 --> 00:00:24,000\n\n5\n00:00:25,000 --> bad\n" \
+        + ("Very long sentence here. " * 500) + "\n"
+    src = write_srt(tmp_path / "odd.srt", odd)
+    result = run(src)
+    assert result.exit_code == 0, result.output
+    assert "empty" in result.output and "malformed timestamp" in result.output
+    assert "pieces" in result.output
+    assert len(read_srt(tmp_path / "odd.ru.srt").cues) == 5
+
+
+def test_model_folder_that_is_not_a_bundle(tmp_path, run):
+    src = write_srt(tmp_path / "movie.srt", FILM)
+    result = CliRunner().invoke(app, ["translate", str(src), "--model", str(tmp_path)])
+    assert result.exit_code == 1
+    assert "not a subctx model bundle" in result.output
+    assert not (tmp_path / "movie.ru.srt").exists()
+
+
+def test_missing_default_model_says_so(tmp_path, monkeypatch):
+    monkeypatch.setenv("SUBCTX_MODEL", str(tmp_path / "nowhere"))
+    src = write_srt(tmp_path / "movie.srt", FILM)
+    result = CliRunner().invoke(app, ["translate", str(src)])
+    assert result.exit_code == 1 and "no model installed" in result.output
+
+
+def test_help_shows_examples():
+    result = CliRunner().invoke(app, ["translate", "--help"])
+    assert result.exit_code == 0 and "Examples" in result.output and "--recursive" in result.output

@@ -1,0 +1,103 @@
+import json
+import math
+
+import pytest
+
+from subctx.bundle import load_bundle
+from subctx.engine import Engine, Request
+from subctx.errors import BundleError
+
+
+@pytest.fixture(scope="module")
+def engine(tiny_bundle):
+    return Engine(tiny_bundle, device="cpu", compute_type="float32", threads=1)
+
+
+def test_translate_with_and_without_context(engine):
+    requests = [Request("She said it was fine."),
+                Request("She said it was fine.", ("Where is the door?",), ("Где дверь?",))]
+    out = engine.translate(requests, beam_size=2)
+    assert all(t.text and math.isfinite(t.score) for t in out)
+    # the forced target prefix is never part of the returned translation
+    assert not out[1].text.startswith("Где дверь?")
+
+
+def test_nbest_alternatives_carry_probabilities_and_attention(engine):
+    [t] = engine.translate([Request("Thank you very much.", ("Hello there, how are you?",),
+                                    ("Привет, как дела?",))],
+                           beam_size=4, num_hypotheses=3, return_attention=True)
+    assert 1 <= len(t.alternatives) <= 3
+    assert all(0.0 < a.probability <= 1.0 for a in t.alternatives)
+    assert t.alternatives[0].text == t.text
+    att = t.attention
+    assert att is not None and "<sep>" in att.source_tokens
+    assert len(att.weights) == len(att.target_tokens)
+    assert all(len(row) == len(att.source_tokens) for row in att.weights)
+    assert all(abs(sum(row) - 1.0) < 1e-3 for row in att.weights)
+
+
+def test_score_counts_only_the_current_sentence(engine):
+    req = Request("Where is the door?", ("Thank you.",), ("Спасибо.",))
+    [with_ctx] = engine.score([req], ["Где дверь?"])
+    [again] = engine.score([req], ["Где дверь?"])
+    assert with_ctx.log_prob == pytest.approx(again.log_prob)
+    longer = Request("Where is the door?", ("Thank you.",),
+                     ("Спасибо большое, очень большое спасибо.",))
+    [other] = engine.score([longer], ["Где дверь?"])
+    # the prefix is forced, not scored: a longer prefix does not make the score much lower
+    assert other.log_prob > with_ctx.log_prob - 20
+
+
+def test_context_limited_to_models_max_k(tiny_bundle, engine):
+    many = tuple(f"Sentence {i}." for i in range(6))
+    prepared = engine._inputs(Request("Hi.", many, many))
+    assert prepared.source.count("<sep>") == engine.max_context == 3
+    assert prepared.prefix.count("<sep>") == 3
+    assert prepared.source[-1] == "</s>" and prepared.source[-2] != "<sep>"
+
+
+def test_context_dropped_when_it_would_not_fit(engine):
+    huge = ("word " * 200,)
+    prepared = engine._inputs(Request("Hi there.", huge, huge))
+    assert "<sep>" not in prepared.source and prepared.prefix == []
+
+
+def test_bundle_errors_are_one_line(tmp_path, tiny_bundle):
+    with pytest.raises(BundleError, match="not found"):
+        load_bundle(tmp_path / "missing")
+    with pytest.raises(BundleError, match="no subctx.json"):
+        load_bundle(tmp_path)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(BundleError, match="not a folder"):
+        load_bundle(tmp_path / "file")
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "subctx.json").write_text("{not json")
+    with pytest.raises(BundleError, match="unreadable manifest"):
+        load_bundle(broken)
+    manifest = json.loads((tiny_bundle / "subctx.json").read_text())
+    future = tmp_path / "future"
+    future.mkdir()
+    (future / "subctx.json").write_text(json.dumps({**manifest, "format_version": 99}))
+    with pytest.raises(BundleError, match="version 99 is not supported"):
+        load_bundle(future)
+    incomplete = tmp_path / "incomplete"
+    incomplete.mkdir()
+    (incomplete / "subctx.json").write_text(json.dumps(manifest))
+    with pytest.raises(BundleError, match="missing spm.model, model.bin"):
+        load_bundle(incomplete)
+    odd = tmp_path / "odd"
+    odd.mkdir()
+    (odd / "subctx.json").write_text(json.dumps({**manifest, "backend": "onnx"}))
+    with pytest.raises(BundleError, match="unknown backend"):
+        load_bundle(odd)
+
+
+def test_bundle_with_corrupt_weights_fails_cleanly(tmp_path, tiny_bundle):
+    import shutil
+
+    copy = tmp_path / "corrupt"
+    shutil.copytree(tiny_bundle, copy)
+    (copy / "model.bin").write_bytes(b"garbage")
+    with pytest.raises(BundleError, match="cannot load model"):
+        Engine(copy, device="cpu")

@@ -1,0 +1,104 @@
+"""The document scheduler, with a transparent stand-in translator (upper-cases its input)."""
+
+from collections.abc import Sequence
+
+from subctx.engine import Request, Translation
+from subctx.pipeline import DecodeOptions, translate_documents
+from subctx.srt import parse_srt_text
+from subctx.units import plan_document
+
+
+class Recorder:
+    """Translates by upper-casing and records every request and batch it saw."""
+
+    def __init__(self, max_context: int = 3, uses_target_context: bool = True):
+        self.max_context = max_context
+        self.uses_target_context = uses_target_context
+        self.batches: list[list[Request]] = []
+
+    def translate(self, requests: Sequence[Request], beam_size: int = 4, num_hypotheses: int = 1,
+                  return_attention: bool = False) -> list[Translation]:
+        self.batches.append(list(requests))
+        return [Translation(r.text.upper(), -0.5) for r in requests]
+
+    def seen(self) -> dict[str, Request]:
+        return {r.text: r for batch in self.batches for r in batch}
+
+
+def doc(*cues):
+    text = "".join(f"{i}\n{s} --> {e}\n{t}\n\n" for i, (s, e, t) in enumerate(cues, 1))
+    return plan_document(parse_srt_text(text))
+
+
+FILM = doc(("00:00:01,000", "00:00:02,000", "Where is he?"),
+           ("00:00:02,500", "00:00:04,000", "He left."),
+           ("00:00:11,000", "00:00:12,000", "Gap of exactly seven."),
+           ("00:00:30,000", "00:00:31,000", "- New scene.\n- Yes."))
+
+
+def test_context_on_both_sides_follows_the_rule():
+    rec = Recorder()
+    [result] = translate_documents([FILM], rec, DecodeOptions(context=1))
+    seen = rec.seen()
+    assert seen["Where is he?"].source_context == ()
+    assert seen["He left."].source_context == ("Where is he?",)
+    assert seen["He left."].target_context == ("WHERE IS HE?",)
+    assert seen["Gap of exactly seven."].source_context == ("He left.",)
+    assert seen["New scene."].source_context == ()
+    assert seen["Yes."].source_context == ("New scene.",)
+    assert seen["Yes."].target_context == ("NEW SCENE.",)
+    assert result.cue_lines()[3] == ["- NEW SCENE.", "- YES."]
+    assert result.contexts == [[], [0], [1], [], [3]]
+
+
+def test_independent_chains_share_batches_and_documents_batch_together():
+    rec = Recorder()
+    translate_documents([FILM, FILM], rec, DecodeOptions(context=1))
+    first = [r.text for r in rec.batches[0]]
+    # first cue and first cue after the 26 s pause of both files, all in one batch
+    assert sorted(first) == sorted(["Where is he?", "New scene."] * 2)
+    assert sum(len(b) for b in rec.batches) == 10
+    assert len(rec.batches) == 3
+
+
+def test_context_zero_and_source_only_models_translate_everything_at_once():
+    for options, model in [(DecodeOptions(context=0), Recorder()),
+                           (DecodeOptions(context=2), Recorder(uses_target_context=False))]:
+        translate_documents([FILM], model, options)
+        assert len(model.batches) == 1 and len(model.batches[0]) == 5
+
+
+def test_context_is_capped_by_the_model_and_k2_walks_back():
+    rec = Recorder(max_context=2)
+    translate_documents([FILM], rec, DecodeOptions(context=3))
+    assert rec.seen()["Gap of exactly seven."].source_context == ("Where is he?", "He left.")
+    rec = Recorder(max_context=0)
+    translate_documents([FILM], rec, DecodeOptions(context=3))
+    assert all(r.source_context == () for r in rec.seen().values())
+
+
+def test_larger_max_gap_joins_scenes():
+    rec = Recorder()
+    translate_documents([FILM], rec, DecodeOptions(context=1, max_gap=30.0))
+    assert rec.seen()["New scene."].source_context == ("Gap of exactly seven.",)
+
+
+def test_progress_callbacks_and_empty_documents():
+    empty = doc(("00:00:01,000", "00:00:02,000", "♪"))
+    rec = Recorder()
+    finished, units = [], []
+    results = translate_documents([empty, FILM], rec, DecodeOptions(),
+                                  on_units_done=lambda d, u: units.extend(u),
+                                  on_document_done=lambda d, r: finished.append(d))
+    assert sorted(finished) == [0, 1] and sorted(units) == [0, 1, 2, 3, 4]
+    assert results[0].cue_lines() == [["♪"]]
+
+
+def test_empty_model_output_keeps_the_english_with_a_warning():
+    class Mute(Recorder):
+        def translate(self, requests, **kw):
+            return [Translation("", -9.0) for _ in requests]
+
+    [result] = translate_documents([FILM], Mute(), DecodeOptions())
+    assert result.cue_lines()[0] == ["Where is he?"]
+    assert len(result.warnings) == 5

@@ -1,0 +1,92 @@
+from subctx.srt import parse_srt_text
+from subctx.units import plan_document, render_cue
+from subctx.wrap import wrap_text
+
+
+def plan(text):
+    return plan_document(parse_srt_text(text))
+
+
+def cue(body, n=1, start="00:00:01,000", end="00:00:02,000"):
+    return f"{n}\n{start} --> {end}\n{body}\n\n"
+
+
+def rendered(p, fn=str.upper, **kw):
+    texts = [fn(u.text) for u in p.units]
+    return [render_cue(layout, texts, **kw) for layout in p.layouts]
+
+
+def test_two_line_cue_is_joined_and_rewrapped():
+    p = plan(cue("I do not know what you mean,\nbut it sounds like a bad idea."))
+    joined = "I do not know what you mean, but it sounds like a bad idea."
+    assert [u.text for u in p.units] == [joined]
+    assert rendered(p) == [["I DO NOT KNOW WHAT YOU MEAN,", "BUT IT SOUNDS LIKE A BAD IDEA."]]
+
+
+def test_italic_block_and_per_line_tags_and_position_survive():
+    p = plan(cue("{\\an8}<i>Hello there,\nmy old friend.</i>")
+             + cue("<i>One</i>\n<i>two</i>", 2)
+             + cue('<font color="#ffff00">Yellow words</font>', 3))
+    assert [u.text for u in p.units] == ["Hello there, my old friend.", "One two",
+                                         "Yellow words"]
+    out = rendered(p)
+    assert out[0] == ["{\\an8}<i>HELLO THERE, MY OLD FRIEND.</i>"]
+    assert out[1] == ["<i>ONE TWO</i>"]
+    assert out[2] == ['<font color="#ffff00">YELLOW WORDS</font>']
+
+
+def test_inline_tags_are_dropped_with_a_warning():
+    p = plan(cue("I <b>really</b> mean it."))
+    assert p.units[0].text == "I really mean it."
+    assert "dropped" in p.warnings[0]
+
+
+def test_dialogue_turns_are_separate_units_and_keep_dashes():
+    p = plan(cue("- Hi, how are\nyou doing?\n- <i>Fine.</i>") + cue("Hi.\n-Hello.", 2))
+    assert [u.text for u in p.units] == ["Hi, how are you doing?", "Fine.", "Hi.", "Hello."]
+    out = rendered(p)
+    assert out[0] == ["- HI, HOW ARE YOU DOING?", "<i>- FINE.</i>"]
+    assert out[1] == ["HI.", "-HELLO."]
+
+
+def test_sound_and_music_cues_keep_brackets_and_notes():
+    p = plan(cue("[door slams]") + cue("(laughing)", 2) + cue("♪ Oh, my love ♪", 3)
+             + cue("♪", 4) + cue("...", 5))
+    assert [u.text for u in p.units] == ["door slams", "laughing", "Oh, my love"]
+    out = rendered(p)
+    assert out[:3] == [["[DOOR SLAMS]"], ["(LAUGHING)"], ["♪ OH, MY LOVE ♪"]]
+    assert out[3:] == [["♪"], ["..."]]
+
+
+def test_empty_cue_is_kept_verbatim():
+    p = plan(cue("") + cue("Text", 2))
+    assert rendered(p)[0] == []
+
+
+def test_units_inherit_cue_timing():
+    p = plan(cue("- A.\n- B.", 1, "00:00:01,000", "00:00:02,000"))
+    assert [(u.start, u.end, u.cue) for u in p.units] == [(1.0, 2.0, 0), (1.0, 2.0, 0)]
+
+
+def test_ten_thousand_character_cue_is_split_and_nothing_is_lost():
+    sentence = "This is a fairly long sentence about nothing at all. "
+    body = (sentence * 190).strip()
+    assert len(body) > 10_000
+    p = plan(cue(body))
+    assert len(p.units) > 20 and all(len(u.text) <= 400 for u in p.units)
+    assert " ".join(u.text for u in p.units) == body
+    assert any("pieces" in w for w in p.warnings)
+    lines = rendered(p, fn=lambda s: s)[0]
+    assert " ".join(lines) == body
+
+
+def test_wrap_is_balanced_and_bounded():
+    text = "Ну, если честно, я думал, что ты придёшь раньше, а ты опоздал на два часа."
+    lines = wrap_text(text)
+    assert len(lines) == 2 and all(len(line) <= 42 for line in lines)
+    assert abs(len(lines[0]) - len(lines[1])) < 15
+    assert wrap_text("Short.") == ["Short."]
+    assert wrap_text(text, width=20, max_lines=4) == wrap_text(text, 20, 4)
+    assert len(wrap_text(text, width=20, max_lines=4)) == 4
+    assert wrap_text(text, max_lines=1) == [text]
+    assert wrap_text("") == []

@@ -1,0 +1,1 @@
+"""Training side of subctx: data, tokenizer, models, trainer, evaluation, export (needs torch)."""

@@ -1,0 +1,127 @@
+"""Export a trained Transformer to a subctx model bundle (CTranslate2 model + manifest + card).
+
+The mapping is exact: the CTranslate2 spec gets the very position table the PyTorch model adds,
+and segment-shifted encoder positions travel as a second source stream whose embedding table is
+that position table (CTranslate2's own encoder positions are then zero).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import ctranslate2
+import numpy as np
+import torch
+from ctranslate2.specs import common_spec, transformer_spec
+
+from subctx.bundle import Manifest, write_manifest
+from training.model import DecoderLayer, EncoderLayer, MultiHeadAttention, Transformer
+
+
+def _np(t: torch.Tensor) -> np.ndarray:
+    return t.detach().float().cpu().numpy().copy()
+
+
+def _linear(spec, weight: torch.Tensor, bias: torch.Tensor | None) -> None:
+    spec.weight = _np(weight)
+    if bias is not None:
+        spec.bias = _np(bias)
+
+
+def _norm(spec, norm: torch.nn.LayerNorm) -> None:
+    spec.gamma = _np(norm.weight)
+    spec.beta = _np(norm.bias)
+
+
+def _self_attention(spec, attn: MultiHeadAttention, norm: torch.nn.LayerNorm) -> None:
+    _norm(spec.layer_norm, norm)
+    _linear(spec.linear[0], torch.cat([attn.q.weight, attn.k.weight, attn.v.weight]),
+            torch.cat([attn.q.bias, attn.k.bias, attn.v.bias]))
+    _linear(spec.linear[1], attn.out.weight, attn.out.bias)
+
+
+def _cross_attention(spec, attn: MultiHeadAttention, norm: torch.nn.LayerNorm) -> None:
+    _norm(spec.layer_norm, norm)
+    _linear(spec.linear[0], attn.q.weight, attn.q.bias)
+    _linear(spec.linear[1], torch.cat([attn.k.weight, attn.v.weight]),
+            torch.cat([attn.k.bias, attn.v.bias]))
+    _linear(spec.linear[2], attn.out.weight, attn.out.bias)
+
+
+def _ffn(spec, layer: EncoderLayer | DecoderLayer) -> None:
+    _norm(spec.layer_norm, layer.ffn.norm)
+    _linear(spec.linear_0, layer.ffn.inner.weight, layer.ffn.inner.bias)
+    _linear(spec.linear_1, layer.ffn.outer.weight, layer.ffn.outer.bias)
+
+
+def build_spec(model: Transformer, vocabulary: list[str], position_features: bool,
+               bos: str = "<s>", eos: str = "</s>", unk: str = "<unk>"):
+    """Build a CTranslate2 TransformerSpec carrying `model`'s weights."""
+    cfg = model.cfg
+    spec = transformer_spec.TransformerSpec.from_config(
+        (cfg.enc_layers, cfg.dec_layers), cfg.n_heads, pre_norm=True,
+        activation=common_spec.Activation.RELU,
+        num_source_embeddings=2 if position_features else 1,
+        embeddings_merge=common_spec.EmbeddingsMerge.ADD,
+    )
+    table = _np(model.positions)
+    enc, dec = spec.encoder, spec.decoder
+    enc.embeddings[0].weight = _np(model.embed.weight)
+    if position_features:
+        enc.scale_embeddings = False
+        enc.embeddings[0].multiply_by_sqrt_depth = True
+        enc.embeddings[1].weight = table
+        enc.embeddings[1].multiply_by_sqrt_depth = False
+        enc.position_encodings.encodings = np.zeros_like(table)
+    else:
+        enc.position_encodings.encodings = table
+    _norm(enc.layer_norm, model.encoder_norm)
+    for layer_spec, layer in zip(enc.layer, model.encoder, strict=True):
+        _self_attention(layer_spec.self_attention, layer.self_attn, layer.self_norm)
+        _ffn(layer_spec.ffn, layer)
+    dec.embeddings.weight = _np(model.embed.weight)
+    dec.position_encodings.encodings = table
+    _norm(dec.layer_norm, model.decoder_norm)
+    dec.projection.weight = _np(model.embed.weight)
+    for layer_spec, layer in zip(dec.layer, model.decoder, strict=True):
+        _self_attention(layer_spec.self_attention, layer.self_attn, layer.self_norm)
+        _cross_attention(layer_spec.attention, layer.cross_attn, layer.cross_norm)
+        _ffn(layer_spec.ffn, layer)
+
+    spec.config.bos_token = bos
+    spec.config.eos_token = eos
+    spec.config.unk_token = unk
+    spec.config.decoder_start_token = bos
+    spec.config.layer_norm_epsilon = model.encoder_norm.eps
+    spec.register_source_vocabulary(vocabulary)
+    if position_features:
+        spec.register_source_vocabulary([f"p{i}" for i in range(cfg.max_positions)])
+    spec.register_target_vocabulary(vocabulary)
+    return spec
+
+
+def export_bundle(model: Transformer, spm_model: Path, manifest: Manifest, out_dir: Path,
+                  quantization: str | None = None, model_card: str | None = None) -> Path:
+    """Write a complete bundle: CTranslate2 model, SentencePiece model, manifest, model card."""
+    import sentencepiece as spm
+
+    out_dir = Path(out_dir)
+    processor = spm.SentencePieceProcessor(model_file=str(spm_model))
+    vocabulary = [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
+    if len(vocabulary) != model.cfg.vocab_size:
+        raise ValueError(f"tokenizer has {len(vocabulary)} pieces, model {model.cfg.vocab_size}")
+    spec = build_spec(model.eval(), vocabulary, manifest.context.segment_shift > 0,
+                      bos=manifest.special_tokens.bos, eos=manifest.special_tokens.eos,
+                      unk=manifest.special_tokens.unk)
+    spec.validate()
+    spec.optimize(quantization=quantization)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    spec.save(str(out_dir))
+    for name in {manifest.source_spm, manifest.target_spm}:
+        shutil.copyfile(spm_model, out_dir / name)
+    write_manifest(out_dir, manifest)
+    if model_card is not None:
+        (out_dir / "README.md").write_text(model_card, encoding="utf-8")
+    ctranslate2.Translator(str(out_dir), device="cpu")  # fail here, not in the app
+    return out_dir

@@ -1,0 +1,205 @@
+"""A pre-norm Transformer for translation, laid out so that it maps 1:1 onto CTranslate2's
+TransformerSpec (see training/export.py).
+
+The concatenation model of Lupo et al. 2022 is this same network fed concatenated context
+(subctx.layout); its only architectural twist, segment-shifted encoder positions, enters through
+the optional `src_positions` argument.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+
+@dataclass
+class ModelConfig:
+    vocab_size: int
+    d_model: int = 256
+    n_heads: int = 4
+    ff_dim: int = 1024
+    enc_layers: int = 3
+    dec_layers: int = 3
+    dropout: float = 0.1
+    max_positions: int = 1024
+    pad_id: int = 0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def sinusoidal_table(length: int, dim: int) -> Tensor:
+    """Position encodings [sin | cos] (first half sines, second half cosines)."""
+    positions = torch.arange(length, dtype=torch.float32)[:, None]
+    freqs = torch.exp(-math.log(10000.0) * torch.arange(dim // 2, dtype=torch.float32)
+                      / (dim // 2 - 1))
+    angles = positions * freqs[None, :]
+    return torch.cat([angles.sin(), angles.cos()], dim=1)
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model: int, n_heads: int, dropout: float):
+        super().__init__()
+        self.n_heads = n_heads
+        self.q = nn.Linear(d_model, d_model)
+        self.k = nn.Linear(d_model, d_model)
+        self.v = nn.Linear(d_model, d_model)
+        self.out = nn.Linear(d_model, d_model)
+        self.dropout = dropout
+
+    def forward(self, query: Tensor, memory: Tensor, mask: Tensor | None,
+                need_weights: bool = False) -> tuple[Tensor, Tensor | None]:
+        """mask: bool, True where attention is allowed, broadcastable to (B, H, Tq, Tk)."""
+        b, tq, d = query.shape
+        h = self.n_heads
+
+        def heads(x: Tensor) -> Tensor:
+            return x.view(b, -1, h, d // h).transpose(1, 2)
+
+        q, k, v = heads(self.q(query)), heads(self.k(memory)), heads(self.v(memory))
+        if need_weights:
+            scores = q @ k.transpose(-1, -2) / math.sqrt(d // h)
+            if mask is not None:
+                scores = scores.masked_fill(~mask, float("-inf"))
+            weights = scores.softmax(-1)
+            ctx = F.dropout(weights, self.dropout, self.training) @ v
+        else:
+            weights = None
+            ctx = F.scaled_dot_product_attention(
+                q, k, v, attn_mask=mask, dropout_p=self.dropout if self.training else 0.0)
+        return self.out(ctx.transpose(1, 2).reshape(b, tq, d)), weights
+
+
+class FeedForward(nn.Module):
+    def __init__(self, d_model: int, ff_dim: int, dropout: float):
+        super().__init__()
+        self.norm = nn.LayerNorm(d_model)
+        self.inner = nn.Linear(d_model, ff_dim)
+        self.outer = nn.Linear(ff_dim, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.outer(self.dropout(F.relu(self.inner(self.norm(x)))))
+
+
+class EncoderLayer(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.self_norm = nn.LayerNorm(cfg.d_model)
+        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
+        self.ffn = FeedForward(cfg.d_model, cfg.ff_dim, cfg.dropout)
+        self.dropout = nn.Dropout(cfg.dropout)
+
+    def forward(self, x: Tensor, mask: Tensor) -> Tensor:
+        y = self.self_norm(x)
+        x = x + self.dropout(self.self_attn(y, y, mask)[0])
+        return x + self.dropout(self.ffn(x))
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.self_norm = nn.LayerNorm(cfg.d_model)
+        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
+        self.cross_norm = nn.LayerNorm(cfg.d_model)
+        self.cross_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
+        self.ffn = FeedForward(cfg.d_model, cfg.ff_dim, cfg.dropout)
+        self.dropout = nn.Dropout(cfg.dropout)
+
+    def forward(self, x: Tensor, memory: Tensor, self_mask: Tensor, cross_mask: Tensor,
+                need_weights: bool = False) -> tuple[Tensor, Tensor | None]:
+        y = self.self_norm(x)
+        x = x + self.dropout(self.self_attn(y, y, self_mask)[0])
+        attended, weights = self.cross_attn(self.cross_norm(x), memory, cross_mask, need_weights)
+        x = x + self.dropout(attended)
+        return x + self.dropout(self.ffn(x)), weights
+
+
+class Transformer(nn.Module):
+    """Encoder-decoder with one shared (source = target = output) embedding matrix."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model, padding_idx=cfg.pad_id)
+        nn.init.normal_(self.embed.weight, std=cfg.d_model ** -0.5)
+        with torch.no_grad():
+            self.embed.weight[cfg.pad_id].zero_()
+        self.register_buffer("positions", sinusoidal_table(cfg.max_positions, cfg.d_model),
+                             persistent=False)
+        self.encoder = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.enc_layers))
+        self.encoder_norm = nn.LayerNorm(cfg.d_model)
+        self.decoder = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.dec_layers))
+        self.decoder_norm = nn.LayerNorm(cfg.d_model)
+        self.dropout = nn.Dropout(cfg.dropout)
+
+    def _embed(self, ids: Tensor, positions: Tensor | None) -> Tensor:
+        if positions is None:
+            positions = torch.arange(ids.size(1), device=ids.device)[None, :]
+        x = self.embed(ids) * math.sqrt(self.cfg.d_model) + self.positions[positions]
+        return self.dropout(x)
+
+    def encode(self, src: Tensor, src_positions: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        """src: (B, S) ids; returns memory (B, S, D) and the key mask (B, 1, 1, S)."""
+        mask = (src != self.cfg.pad_id)[:, None, None, :]
+        x = self._embed(src, src_positions)
+        for layer in self.encoder:
+            x = layer(x, mask)
+        return self.encoder_norm(x), mask
+
+    def decode(self, tgt_in: Tensor, memory: Tensor, src_mask: Tensor,
+               need_weights: bool = False) -> tuple[Tensor, Tensor | None]:
+        """tgt_in: (B, T) ids starting with <s>; returns logits (B, T, V) and the last layer's
+        cross-attention averaged over heads (B, T, S) when asked."""
+        t = tgt_in.size(1)
+        causal = torch.ones(t, t, dtype=torch.bool, device=tgt_in.device).tril()
+        self_mask = causal[None, None] & (tgt_in != self.cfg.pad_id)[:, None, None, :]
+        x = self._embed(tgt_in, None)
+        weights = None
+        for i, layer in enumerate(self.decoder):
+            last = i == len(self.decoder) - 1
+            x, w = layer(x, memory, self_mask, src_mask, need_weights and last)
+            if w is not None:
+                weights = w.mean(1)
+        return self.decoder_norm(x) @ self.embed.weight.T, weights
+
+    def forward(self, src: Tensor, tgt_in: Tensor, src_positions: Tensor | None = None) -> Tensor:
+        memory, mask = self.encode(src, src_positions)
+        return self.decode(tgt_in, memory, mask)[0]
+
+    @torch.no_grad()
+    def greedy(self, src: Tensor, bos: int, eos: int, max_len: int,
+               prefix: list[list[int]] | None = None,
+               src_positions: Tensor | None = None) -> list[list[int]]:
+        """Plain greedy decoding (no KV cache); forced `prefix` tokens come first.
+
+        Returns generated ids after <s> (prefix included, eos excluded) per sentence.
+        """
+        memory, mask = self.encode(src, src_positions)
+        batch = src.size(0)
+        prefix = prefix or [[] for _ in range(batch)]
+        out: list[list[int]] = [[] for _ in range(batch)]
+        done = [False] * batch
+        tokens = torch.full((batch, 1), bos, dtype=torch.long, device=src.device)
+        for step in range(max_len + max(map(len, prefix))):
+            logits = self.decode(tokens, memory, mask)[0][:, -1]
+            best = logits.argmax(-1).tolist()
+            column = []
+            for b in range(batch):
+                if step < len(prefix[b]):
+                    choice = prefix[b][step]
+                else:
+                    choice = best[b]
+                    if choice == eos or step >= len(prefix[b]) + max_len:
+                        done[b] = True
+                if not done[b]:
+                    out[b].append(choice)
+                column.append(choice if not done[b] else self.cfg.pad_id)
+            if all(done):
+                break
+            tokens = torch.cat([tokens, torch.tensor(column, device=src.device)[:, None]], 1)
+        return out
