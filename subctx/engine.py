@@ -132,9 +132,9 @@ class Engine:
             k = min(k, len(tgt_ctx))
         while True:
             tokens, segments = layout.encoder_tokens(src_ctx[len(src_ctx) - k:], current,
-                                                     self.tokens)
+                                                     self.tokens.sep, self.tokens.eos)
             source = layout.ct2_source(tokens, segments, self.manifest.context)
-            prefix = (layout.decoder_prefix(tgt_ctx[len(tgt_ctx) - k:], self.tokens)
+            prefix = (layout.decoder_prefix(tgt_ctx[len(tgt_ctx) - k:], self.tokens.sep)
                       if self.uses_target_context and k else [])
             room = limit - 1 - len(prefix)
             last_position = layout.shifted_positions(

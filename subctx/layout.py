@@ -1,8 +1,8 @@
-"""How context and the current sentence are laid out as model input (one place for both the
-trainer and the engine).
+"""How context and the current sentence are laid out as model input — one place used by both
+the trainer (token ids) and the engine (SentencePiece pieces).
 
 Encoder: ctx_k <sep> ... ctx_1 <sep> current </s>   (oldest context first)
-Decoder: <s> tctx_k <sep> ... tctx_1 <sep> current </s>   ('prefix' target side; the context part
+Decoder: <s> tctx_k <sep> ... tctx_1 <sep> current </s>   (target side 'prefix': the context part
 is forced at inference and discounted in the training loss)
 
 With a segment shift, encoder position i of segment s (0 = oldest) is i + s * shift. CTranslate2
@@ -12,22 +12,23 @@ receives these positions as a second source stream of tokens 'p<position>' (FEAT
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeVar
 
-from subctx.bundle import ContextSettings, SpecialTokens
+from subctx.bundle import ContextSettings
 
 FEATURE_SEPARATOR = "\uffe8"
+T = TypeVar("T")
 
 
-def encoder_tokens(
-    context: Sequence[Sequence[str]], current: Sequence[str], tokens: SpecialTokens,
-) -> tuple[list[str], list[int]]:
-    """Return the encoder token sequence and each token's segment number (0 = oldest)."""
-    out: list[str] = []
+def encoder_tokens(context: Sequence[Sequence[T]], current: Sequence[T], sep: T, eos: T,
+                   ) -> tuple[list[T], list[int]]:
+    """Return the encoder sequence and each token's segment number (0 = oldest)."""
+    out: list[T] = []
     segments: list[int] = []
     for s, pieces in enumerate(context):
-        out += [*pieces, tokens.sep]
+        out += [*pieces, sep]
         segments += [s] * (len(pieces) + 1)
-    out += [*current, tokens.eos]
+    out += [*current, eos]
     segments += [len(context)] * (len(current) + 1)
     return out, segments
 
@@ -36,11 +37,11 @@ def shifted_positions(segments: Sequence[int], shift: int) -> list[int]:
     return [i + s * shift for i, s in enumerate(segments)]
 
 
-def decoder_prefix(context: Sequence[Sequence[str]], tokens: SpecialTokens) -> list[str]:
+def decoder_prefix(context: Sequence[Sequence[T]], sep: T) -> list[T]:
     """Target-side context forced before the current sentence (no <s>: the decoder adds it)."""
-    out: list[str] = []
+    out: list[T] = []
     for pieces in context:
-        out += [*pieces, tokens.sep]
+        out += [*pieces, sep]
     return out
 
 

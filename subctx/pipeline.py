@@ -56,6 +56,9 @@ class DocumentResult:
 
 
 def document_contexts(plan: DocumentPlan, k: int, max_gap: float | None) -> list[list[int]]:
+    """Context of every unit; a document without any timing uses document order."""
+    if not any(u.start is not None for u in plan.units):
+        max_gap = None
     return [context_indices(plan.units, i, k, max_gap) for i in range(len(plan.units))]
 
 

@@ -67,14 +67,15 @@ def build_spec(model: Transformer, vocabulary: list[str], position_features: boo
     )
     table = _np(model.positions)
     enc, dec = spec.encoder, spec.decoder
-    enc.embeddings[0].weight = _np(model.embed.weight)
     if position_features:
+        # Sum of two lookups (tokens pre-scaled by sqrt(d), then the shifted-position rows);
+        # CTranslate2's own encoder positions are zero so they add nothing.
         enc.scale_embeddings = False
-        enc.embeddings[0].multiply_by_sqrt_depth = True
+        enc.embeddings[0].weight = _np(model.embed.weight) * np.float32(np.sqrt(cfg.d_model))
         enc.embeddings[1].weight = table
-        enc.embeddings[1].multiply_by_sqrt_depth = False
         enc.position_encodings.encodings = np.zeros_like(table)
     else:
+        enc.embeddings[0].weight = _np(model.embed.weight)
         enc.position_encodings.encodings = table
     _norm(enc.layer_norm, model.encoder_norm)
     for layer_spec, layer in zip(enc.layer, model.encoder, strict=True):

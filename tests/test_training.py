@@ -1,0 +1,122 @@
+"""Tiny CPU training runs on fixture documents (seconds each)."""
+
+import shutil
+
+import pytest
+import torch
+
+from tests.helpers import CORPUS
+from training.checkpoint import average_states, load_chunked, save_checkpoint, save_chunked
+from training.config import make_config
+from training.data import Document, Segment
+from training.examples import BOS, EOS, Example, epoch_batches, render
+from training.loss import discounted_loss
+from training.train import Trainer
+
+
+def fixture_docs(copies: int = 8) -> list[Document]:
+    docs = []
+    for c in range(copies):
+        segs = [Segment(src, tgt, 2.0 * i, 2.0 * i + 1.5) for i, (src, tgt) in enumerate(CORPUS)]
+        docs.append(Document(f"doc{c}", segs))
+    return docs
+
+
+def test_render_context_discount_weights_and_shifted_positions():
+    ex = Example(src=[10, 11], tgt=[20, 21, 22], src_ctx=[[5], [6, 7]], tgt_ctx=[[8], [9, 9]])
+    r = render(ex, k=2, sep=4, cd_weight=0.01, shift=16)
+    assert r.src == [5, 4, 6, 7, 4, 10, 11, EOS]
+    assert r.positions == [0, 1, 2 + 16, 3 + 16, 4 + 16, 5 + 32, 6 + 32, 7 + 32]
+    assert r.tgt == [BOS, 8, 4, 9, 9, 4, 20, 21, 22, EOS]
+    # predictions of the 5 context tokens (incl. separators) are discounted
+    assert r.weights == [0.01] * 5 + [1.0] * 4
+    plain = render(ex, k=0, sep=4, cd_weight=0.01, shift=16)
+    assert plain.src == [10, 11, EOS] and plain.weights == [1.0] * 4
+    # a context sentence without a translation: source-side context only
+    partial = Example([10], [20], [[5]], [None])
+    r = render(partial, k=1, sep=4, cd_weight=0.01, shift=0)
+    assert r.src == [5, 4, 10, EOS] and r.tgt == [BOS, 20, EOS]
+
+
+def test_discounted_loss_counts_current_tokens_only():
+    logits = torch.zeros(1, 3, 5)
+    target = torch.tensor([[1, 2, 3]])
+    weights = torch.tensor([[0.01, 1.0, 1.0]])
+    out = discounted_loss(logits, target, weights, label_smoothing=0.0)
+    uniform = torch.log(torch.tensor(5.0))
+    assert out.tokens == 2
+    assert out.loss.item() == pytest.approx(float(uniform * 2.01 / 2), rel=1e-5)
+    assert out.nll_sum == pytest.approx(float(uniform * 2), rel=1e-5)
+
+
+def test_batches_respect_token_budget_and_are_deterministic():
+    ex = [Example([1] * n, [2] * n, [], []) for n in range(1, 60)]
+    a = epoch_batches(ex, 0, 1, 100, [1.0], 4, 0.01, 0)
+    b = epoch_batches(ex, 0, 1, 100, [1.0], 4, 0.01, 0)
+    assert [[len(r.src) for r in batch] for batch in a] == [[len(r.src) for r in batch]
+                                                            for batch in b]
+    for batch in a:
+        longest = max(max(len(r.src), len(r.tgt)) for r in batch)
+        assert longest * len(batch) <= 100 or len(batch) == 1
+    assert sum(len(batch) for batch in a) == len(ex)
+
+
+def _trainer(tmp_path, name, **overrides):
+    cfg = make_config("tiny", **{"max_steps": 20, "dropout": 0.1, **overrides})
+    return Trainer(cfg, tmp_path / name, fixture_docs(), fixture_docs(1), device="cpu",
+                   quiet=True)
+
+
+def test_loss_goes_down(tmp_path):
+    trainer = _trainer(tmp_path, "run", max_steps=60, lr=5.0)
+    before = trainer.evaluate()["dev_nll"]
+    trainer.train()
+    after = trainer.evaluate()["dev_nll"]
+    assert after < before - 0.5
+    assert (tmp_path / "run" / "training.png").exists()
+    assert (tmp_path / "run" / "final.safetensors").exists()
+    lines = (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()
+    assert len(lines) >= 2
+
+
+def test_resume_gives_identical_state(tmp_path):
+    straight = _trainer(tmp_path, "straight", max_steps=12, eval_every=6)
+    straight.train()
+    (tmp_path / "resumed").mkdir()
+    shutil.copy(tmp_path / "straight" / "spm.model", tmp_path / "resumed" / "spm.model")
+    first = _trainer(tmp_path, "resumed", max_steps=6, eval_every=6)
+    first.train()
+    second = _trainer(tmp_path, "resumed", max_steps=12, eval_every=6)
+    assert second.step == 6
+    second.train()
+    a, b = straight.model.state_dict(), second.model.state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    opt_a, opt_b = straight.optimizer.state_dict(), second.optimizer.state_dict()
+    for pid, state in opt_a["state"].items():
+        assert torch.equal(state["exp_avg"], opt_b["state"][pid]["exp_avg"])
+
+
+def test_budget_stops_training(tmp_path):
+    trainer = _trainer(tmp_path, "budget", max_steps=100_000, budget_minutes=0.001)
+    trainer.train()
+    assert 0 < trainer.step < 100_000
+
+
+def test_chunked_checkpoints_round_trip(tmp_path):
+    big = torch.randn(100, 50)
+    names = save_chunked({"big": big, "small": torch.ones(3)}, tmp_path, "w", max_bytes=4000)
+    assert len(names) > 4 and all((tmp_path / n).stat().st_size < 4000 + 2048 for n in names)
+    loaded = load_chunked(tmp_path, "w")
+    assert torch.equal(loaded["big"], big) and torch.equal(loaded["small"], torch.ones(3))
+
+
+def test_average_of_checkpoints(tmp_path):
+    model = torch.nn.Linear(2, 2)
+    folders = []
+    for i, value in enumerate([1.0, 3.0]):
+        with torch.no_grad():
+            model.weight.fill_(value)
+            model.bias.fill_(value)
+        folders.append(save_checkpoint(tmp_path / f"c{i}", model, None, {"step": i}))
+    averaged = average_states(folders)
+    assert torch.allclose(averaged["weight"], torch.full((2, 2), 2.0))

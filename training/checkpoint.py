@@ -1,0 +1,122 @@
+"""Checkpoints as folders of safetensors chunks of at most 16 MiB (so any file fits through
+size-limited transfers), plus a JSON file of everything else."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load_file, save_file
+
+CHUNK_BYTES = 16 * 1024 * 1024 - 64 * 1024  # leave room for the safetensors header
+
+
+def save_chunked(tensors: dict[str, torch.Tensor], folder: Path, prefix: str,
+                 max_bytes: int = CHUNK_BYTES) -> list[str]:
+    """Write tensors into <prefix>-NNN.safetensors files; a tensor too big for one file is cut
+    along its first dimension into parts named 'name#i'."""
+    pieces: list[tuple[str, torch.Tensor]] = []
+    for name, tensor in tensors.items():
+        tensor = tensor.detach().cpu().contiguous()
+        size = tensor.numel() * tensor.element_size()
+        if size <= max_bytes or tensor.dim() == 0:
+            pieces.append((name, tensor))
+            continue
+        rows = max(1, max_bytes // max(1, size // tensor.shape[0]))
+        for i, part in enumerate(torch.split(tensor, rows)):
+            pieces.append((f"{name}#{i}", part.clone()))
+    files, chunk, used = [], {}, 0
+    for name, tensor in pieces:
+        size = tensor.numel() * tensor.element_size()
+        if chunk and used + size > max_bytes:
+            files.append(chunk)
+            chunk, used = {}, 0
+        chunk[name] = tensor
+        used += size
+    if chunk or not files:
+        files.append(chunk)
+    names = []
+    for i, chunk in enumerate(files):
+        name = f"{prefix}-{i:03d}.safetensors"
+        save_file(chunk, str(folder / name))
+        names.append(name)
+    return names
+
+
+def load_chunked(folder: Path, prefix: str) -> dict[str, torch.Tensor]:
+    merged: dict[str, torch.Tensor] = {}
+    parts: dict[str, list[tuple[int, torch.Tensor]]] = {}
+    for file in sorted(folder.glob(f"{prefix}-*.safetensors")):
+        for name, tensor in load_file(str(file)).items():
+            if "#" in name:
+                base, index = name.rsplit("#", 1)
+                parts.setdefault(base, []).append((int(index), tensor))
+            else:
+                merged[name] = tensor
+    for base, chunks in parts.items():
+        merged[base] = torch.cat([t for _, t in sorted(chunks, key=lambda c: c[0])])
+    return merged
+
+
+def _flatten_optimizer(state: dict[str, Any]) -> tuple[dict[str, torch.Tensor], dict]:
+    tensors, meta = {}, {"param_groups": state["param_groups"], "state": {}}
+    for pid, values in state["state"].items():
+        meta["state"][str(pid)] = {}
+        for key, value in values.items():
+            if torch.is_tensor(value):
+                tensors[f"{pid}.{key}"] = value
+                meta["state"][str(pid)][key] = "tensor"
+            else:
+                meta["state"][str(pid)][key] = value
+    return tensors, meta
+
+
+def _unflatten_optimizer(tensors: dict[str, torch.Tensor], meta: dict) -> dict[str, Any]:
+    state = {}
+    for pid, values in meta["state"].items():
+        state[int(pid)] = {k: tensors[f"{pid}.{k}"] if v == "tensor" else v
+                           for k, v in values.items()}
+    return {"state": state, "param_groups": meta["param_groups"]}
+
+
+def save_checkpoint(folder: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer | None,
+                    meta: dict[str, Any]) -> Path:
+    """Write atomically: into folder.tmp, then rename."""
+    folder = Path(folder)
+    tmp = folder.with_name(folder.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    save_chunked(model.state_dict(), tmp, "model")
+    if optimizer is not None:
+        tensors, opt_meta = _flatten_optimizer(optimizer.state_dict())
+        save_chunked(tensors, tmp, "optimizer")
+        meta = {**meta, "optimizer": opt_meta}
+    (tmp / "meta.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
+    shutil.rmtree(folder, ignore_errors=True)
+    tmp.rename(folder)
+    return folder
+
+
+def read_meta(folder: Path) -> dict[str, Any]:
+    return json.loads((Path(folder) / "meta.json").read_text(encoding="utf-8"))
+
+
+def load_model_state(folder: Path) -> dict[str, torch.Tensor]:
+    return load_chunked(Path(folder), "model")
+
+
+def load_optimizer_state(folder: Path) -> dict[str, Any]:
+    meta = read_meta(folder)
+    return _unflatten_optimizer(load_chunked(Path(folder), "optimizer"), meta["optimizer"])
+
+
+def average_states(folders: list[Path]) -> dict[str, torch.Tensor]:
+    """Element-wise mean of the model weights of several checkpoints."""
+    total: dict[str, torch.Tensor] = {}
+    for folder in folders:
+        for name, tensor in load_model_state(folder).items():
+            total[name] = total.get(name, 0) + tensor.double()
+    return {name: (t / len(folders)).float() for name, t in total.items()}

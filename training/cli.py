@@ -1,0 +1,174 @@
+"""`subctx-train`: train, export and evaluate models."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Train, export and evaluate subctx translation models.")
+
+
+@app.callback()
+def _root() -> None:
+    """Train, export and evaluate subctx translation models."""
+
+
+@app.command()
+def train(
+    data: Annotated[list[Path], typer.Argument(help="Training .jsonl files or folders.")],
+    run_dir: Annotated[Path, typer.Option("--run", help="Run folder (resumes if it exists).")],
+    dev: Annotated[list[Path] | None, typer.Option(help="Dev .jsonl for early stopping.")] = None,
+    preset: Annotated[str, typer.Option(help="cpu-small, gpu-base or tiny.")] = "cpu-small",
+    architecture: Annotated[str, typer.Option(help="transformer or concat.")] = "concat",
+    cd_weight: Annotated[float | None, typer.Option(help="Context-discount weight.")] = None,
+    segment_shift: Annotated[int | None, typer.Option(help="0 disables shifting.")] = None,
+    max_k: Annotated[int | None, typer.Option(help="Most context sentences.")] = None,
+    budget_minutes: Annotated[float, typer.Option(help="Wall-clock limit (0: none).")] = 0.0,
+    max_steps: Annotated[int | None, typer.Option()] = None,
+    max_tokens: Annotated[int | None, typer.Option(help="Tokens per batch.")] = None,
+    dropout: Annotated[float | None, typer.Option()] = None,
+    vocab_size: Annotated[int | None, typer.Option()] = None,
+    seed: Annotated[int | None, typer.Option()] = None,
+    device: Annotated[str, typer.Option(help="auto, cpu or cuda.")] = "auto",
+    threads: Annotated[int, typer.Option(help="CPU threads for torch (0: default).")] = 0,
+) -> None:
+    """Train (or resume) a model; writes checkpoints, metrics.jsonl and training.png."""
+    import torch
+
+    from training.config import make_config
+    from training.data import read_documents
+    from training.train import Trainer
+
+    if threads:
+        torch.set_num_threads(threads)
+    k_probs = None
+    if max_k is not None:
+        k_probs = [1.0 / (max_k + 1)] * (max_k + 1)
+    cfg = make_config(preset, architecture=architecture, cd_weight=cd_weight,
+                      segment_shift=segment_shift, max_k=max_k, k_probs=k_probs,
+                      budget_minutes=budget_minutes, max_steps=max_steps, max_tokens=max_tokens,
+                      dropout=dropout, vocab_size=vocab_size, seed=seed)
+    trainer = Trainer(cfg, run_dir, read_documents(data), read_documents(dev or []), device)
+    typer.echo(f"{len(trainer.train_examples)} training examples, "
+               f"{sum(p.numel() for p in trainer.model.parameters()) / 1e6:.1f}M parameters, "
+               f"filtered: {trainer.filter_counts}")
+    final = trainer.train()
+    typer.echo(f"final (averaged) weights: {final}")
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()
+
+
+@app.command()
+def export(
+    source: Annotated[Path, typer.Argument(help="A run folder (averaged weights) or a "
+                                                "checkpoint folder (step-*).")],
+    out: Annotated[Path, typer.Option("--out", help="Bundle folder to write.")],
+    quantize: Annotated[str | None, typer.Option(help="int8, int8_float16, float16...")] = None,
+    max_gap: Annotated[float, typer.Option(help="Context rule default gap.")] = 7.0,
+    default_k: Annotated[int, typer.Option(help="Context K the app uses by default.")] = 1,
+) -> None:
+    """Export to a subctx bundle: CTranslate2 model, SentencePiece, manifest, model card."""
+    from training.bundle_card import export_run
+
+    path = export_run(source, out, quantize, max_gap=max_gap, default_k=default_k)
+    typer.echo(f"bundle written: {path}")
+
+
+def _json_out(path: Path | None, data: dict) -> None:
+    import json
+
+    if path is not None:
+        path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+
+
+def _engine(model: Path, device: str, threads: int):
+    from subctx.engine import Engine
+
+    return Engine(model, device=device, compute_type="auto", threads=threads)
+
+
+@app.command()
+def evaluate(
+    model: Annotated[Path, typer.Option(help="Bundle folder.")],
+    data: Annotated[list[Path], typer.Option(help="Document .jsonl file(s).")],
+    context: Annotated[int | None, typer.Option(help="Context K (default: the model's).")] = None,
+    max_gap: Annotated[float, typer.Option()] = 7.0,
+    beam: Annotated[int, typer.Option()] = 4,
+    device: Annotated[str, typer.Option()] = "auto",
+    threads: Annotated[int, typer.Option()] = 0,
+    json_file: Annotated[Path | None, typer.Option("--json")] = None,
+) -> None:
+    """BLEU and chrF of documents translated in order, as the app does."""
+    from training.report import run_bleu, show_table
+
+    engine = _engine(model, device, threads)
+    rows = run_bleu(engine, data, context, max_gap, beam)
+    show_table("BLEU / chrF", rows)
+    _json_out(json_file, {"bleu_chrf": rows})
+
+
+@app.command("evaluate-contrastive")
+def evaluate_contrastive(
+    model: Annotated[Path, typer.Option(help="Bundle folder.")],
+    voita: Annotated[Path, typer.Option(help="Voita et al. release folder.")],
+    tests: Annotated[list[str] | None, typer.Option(help="Test set names.")] = None,
+    context: Annotated[int | None, typer.Option(help="Context K (default: model's max).")] = None,
+    device: Annotated[str, typer.Option()] = "auto",
+    threads: Annotated[int, typer.Option()] = 0,
+    json_file: Annotated[Path | None, typer.Option("--json")] = None,
+) -> None:
+    """Accuracy on Voita et al. 2019 contrastive sets, overall and by ctx_dist."""
+    from training.report import run_contrastive, show_table
+
+    engine = _engine(model, device, threads)
+    rows = run_contrastive(engine, voita, tests, context)
+    show_table("contrastive accuracy", rows)
+    _json_out(json_file, {"contrastive": rows})
+
+
+@app.command("evaluate-ctxpro")
+def evaluate_ctxpro(
+    model: Annotated[Path, typer.Option(help="Bundle folder.")],
+    data: Annotated[Path, typer.Option(help="ctxpro folder (evalsets/ + inputs/).")],
+    limit: Annotated[int, typer.Option(help="Items per evalset (0: all).")] = 0,
+    context: Annotated[int | None, typer.Option(help="Context K (default: the model's).")] = None,
+    beam: Annotated[int, typer.Option()] = 4,
+    device: Annotated[str, typer.Option()] = "auto",
+    threads: Annotated[int, typer.Option()] = 0,
+    json_file: Annotated[Path | None, typer.Option("--json")] = None,
+) -> None:
+    """ctxpro accuracy per rule: the expected word form in the translated sentence."""
+    from training.report import run_ctxpro, show_table
+
+    engine = _engine(model, device, threads)
+    rows = run_ctxpro(engine, data, limit or None, context, beam)
+    show_table("ctxpro accuracy", rows)
+    _json_out(json_file, {"ctxpro": rows})
+
+
+@app.command("dev-report")
+def dev_report(
+    models: Annotated[list[Path], typer.Argument(help="Bundle folders.")],
+    dev_root: Annotated[Path, typer.Option(help="shared/data/en-ru/dev")],
+    ctxpro_limit: Annotated[int, typer.Option(help="ctxpro items per evalset.")] = 300,
+    beam: Annotated[int, typer.Option()] = 4,
+    threads: Annotated[int, typer.Option()] = 0,
+    record: Annotated[bool, typer.Option(help="Write scores into each bundle's manifest "
+                                              "and model card.")] = False,
+    json_file: Annotated[Path | None, typer.Option("--json")] = None,
+) -> None:
+    """The dev table for one or more bundles, with context and with --context 0."""
+    from training.report import full_dev_report, show_dev_table
+
+    report = full_dev_report(models, dev_root, ctxpro_limit, beam, threads, record)
+    show_dev_table(report)
+    _json_out(json_file, report)

@@ -1,0 +1,76 @@
+"""Training configurations: one dataclass, two presets (a small CPU one and a GPU base one)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+
+
+@dataclass
+class TrainConfig:
+    # architecture: 'transformer' (sentence-level) or 'concat' (Lupo et al. 2022)
+    architecture: str = "concat"
+    d_model: int = 256
+    n_heads: int = 4
+    ff_dim: int = 1024
+    enc_layers: int = 3
+    dec_layers: int = 3
+    dropout: float = 0.1
+    max_positions: int = 1024
+    vocab_size: int = 8000
+    # context (concat only)
+    max_k: int = 3
+    k_probs: list[float] = field(default_factory=lambda: [0.3, 0.4, 0.2, 0.1])
+    cd_weight: float = 0.01
+    segment_shift: int = 16
+    max_gap: float = 7.0
+    # optimisation
+    max_tokens: int = 4096
+    lr: float = 2.0  # Noam factor: lr = factor * d^-0.5 * min(step^-0.5, step * warmup^-1.5)
+    warmup: int = 1000
+    label_smoothing: float = 0.1
+    clip_norm: float = 1.0
+    max_steps: int = 100_000
+    budget_minutes: float = 0.0  # 0: no wall-clock limit
+    eval_every: int = 500
+    patience: int = 8  # evaluations without dev improvement before stopping
+    keep_last: int = 5  # checkpoints kept (and averaged at export)
+    seed: int = 1234
+
+    def validate(self) -> None:
+        if self.architecture not in ("transformer", "concat"):
+            raise ValueError(f"unknown architecture {self.architecture!r}")
+        if self.architecture == "transformer":
+            self.max_k, self.k_probs, self.segment_shift = 0, [1.0], 0
+        if len(self.k_probs) != self.max_k + 1:
+            raise ValueError("k_probs needs one weight for each K in 0..max_k")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> TrainConfig:
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+PRESETS: dict[str, dict] = {
+    # about 8M parameters: trains on 2 CPU cores in an hour or two
+    "cpu-small": dict(d_model=256, n_heads=4, ff_dim=1024, enc_layers=3, dec_layers=3,
+                      dropout=0.1, vocab_size=8000, max_tokens=3000, warmup=800, eval_every=400),
+    # about 50M parameters: the Transformer-base of Vaswani et al. with low-resource dropout
+    "gpu-base": dict(d_model=512, n_heads=8, ff_dim=2048, enc_layers=6, dec_layers=6,
+                     dropout=0.3, vocab_size=16000, max_tokens=16000, warmup=2000,
+                     eval_every=500),
+    # a few seconds: for tests
+    "tiny": dict(d_model=32, n_heads=2, ff_dim=64, enc_layers=1, dec_layers=1, dropout=0.0,
+                 vocab_size=200, max_tokens=400, warmup=10, eval_every=5, max_positions=256),
+}
+
+
+def make_config(preset: str = "cpu-small", **overrides) -> TrainConfig:
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r} (choose from {', '.join(PRESETS)})")
+    cfg = TrainConfig(**{**PRESETS[preset], **{k: v for k, v in overrides.items()
+                                               if v is not None}})
+    cfg.validate()
+    return cfg

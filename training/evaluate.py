@@ -1,0 +1,214 @@
+"""Evaluation of a bundle the way the app uses it.
+
+- `translate_documents`: documents in order, context by the app's rule, previous translations
+  as target prefix; BLEU and chrF (sacrebleu) against the references.
+- `contrastive`: Voita et al. 2019 consistency sets; every variant is scored with its context on
+  both sides, only the current sentence counting; a group is right when its true variant wins.
+- `ctxpro`: Wicks & Post 2023 items translated as short documents; right when the expected
+  Russian word form appears in the current sentence's translation.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import sacrebleu
+
+from subctx.engine import Engine, Request
+from subctx.pipeline import DecodeOptions, translate_documents
+from subctx.units import DocumentPlan, Unit
+from training.data import Document
+
+Progress = Callable[[int], None]
+
+
+def plan_from_document(doc: Document) -> DocumentPlan:
+    units = [Unit(s.src, s.start, s.end, i) for i, s in enumerate(doc.segments)]
+    return DocumentPlan([], units, [])
+
+
+@dataclass
+class CorpusScore:
+    name: str
+    sentences: int
+    bleu: float
+    chrf: float
+    signature_bleu: str
+    signature_chrf: str
+    hypotheses: list[str] = field(default_factory=list, repr=False)
+
+
+def translate_corpus(engine: Engine, docs: list[Document], options: DecodeOptions,
+                     on_units: Progress | None = None) -> list[list[str]]:
+    plans = [plan_from_document(d) for d in docs]
+    results = translate_documents(plans, engine, options,
+                                  on_units_done=(lambda d, u: on_units(len(u))) if on_units
+                                  else None)
+    return [r.texts() for r in results]
+
+
+def bleu_chrf(name: str, docs: list[Document], outputs: list[list[str]]) -> CorpusScore:
+    hyps, refs = [], []
+    for doc, out in zip(docs, outputs, strict=True):
+        for seg, hyp in zip(doc.segments, out, strict=True):
+            if seg.tgt is not None:
+                hyps.append(hyp)
+                refs.append(seg.tgt)
+    bleu, chrf = sacrebleu.BLEU(), sacrebleu.CHRF()
+    b = bleu.corpus_score(hyps, [refs])
+    c = chrf.corpus_score(hyps, [refs])
+    return CorpusScore(name, len(hyps), round(b.score, 2), round(c.score, 2),
+                       str(bleu.get_signature()), str(chrf.get_signature()), hyps)
+
+
+# -- Voita et al. 2019 contrastive sets ------------------------------------------------------
+_DETOK_RULES = [
+    (re.compile(r" ([.,!?:;%)\]}…»])"), r"\1"),
+    (re.compile(r"([(\[{«]) "), r"\1"),
+    (re.compile(r" (n't|'s|'re|'ve|'ll|'d|'m|'t)\b", re.IGNORECASE), r"\1"),
+    (re.compile(r"(\w) ' (\w)"), r"\1'\2"),
+    (re.compile(r" \.\.\. ?"), "... "),
+    (re.compile(r"\s{2,}"), " "),
+]
+
+
+def detokenize(text: str) -> str:
+    """Undo Moses-style tokenisation well enough for scoring (the .src/.dst release files)."""
+    for pattern, replacement in _DETOK_RULES:
+        text = pattern.sub(replacement, text)
+    return text.strip()
+
+
+@dataclass
+class ContrastiveGroup:
+    sources: list[str]  # context sentences then the current one
+    variants: list[list[str]]  # each: context translations then the current translation
+    true_index: int
+    ctx_dist: int | None
+
+
+def read_voita(root: Path, name: str) -> list[ContrastiveGroup]:
+    """Read NAME from a Voita release folder (consistency_testsets/NAME.json + scoring_data)."""
+    base = Path(root)
+    if (base / "consistency_testsets").is_dir():
+        base = base / "consistency_testsets"
+    groups_json = json.loads((base / f"{name}.json").read_text(encoding="utf-8"))
+    scoring = base / "scoring_data"
+    if (scoring / f"{name}.tsv").exists():
+        rows = [line.rstrip("\n").split("\t") for line in
+                (scoring / f"{name}.tsv").read_text(encoding="utf-8").splitlines()]
+        pairs = [(src, dst) for src, dst in rows]
+        split = "<eos>"
+        clean = str.strip
+    else:
+        srcs = (scoring / f"{name}.src").read_text(encoding="utf-8").splitlines()
+        dsts = (scoring / f"{name}.dst").read_text(encoding="utf-8").splitlines()
+        pairs = list(zip(srcs, dsts, strict=True))
+        split = "_eos"
+        clean = detokenize
+    groups, row = [], 0
+    for item in groups_json:
+        n = len(item["dst"])
+        rows_here = pairs[row:row + n]
+        row += n
+        sources = [clean(s) for s in rows_here[0][0].split(split)]
+        variants = [[clean(t) for t in dst.split(split)] for _, dst in rows_here]
+        groups.append(ContrastiveGroup(sources, variants, int(item["true_ind"]),
+                                       item.get("ctx_dist")))
+    if row != len(pairs):
+        raise ValueError(f"{name}: {len(pairs)} scoring rows but the groups use {row}")
+    return groups
+
+
+def contrastive_accuracy(engine: Engine, groups: list[ContrastiveGroup], context: int,
+                         on_groups: Progress | None = None) -> dict:
+    """Accuracy overall and by ctx_dist; `context` = how many context sentences to give."""
+    right: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for start in range(0, len(groups), 32):
+        chunk = groups[start:start + 32]
+        requests, candidates = [], []
+        for g in chunk:
+            ctx_src = tuple(g.sources[:-1][-context:]) if context else ()
+            for variant in g.variants:
+                ctx_tgt = tuple(variant[:-1][-context:]) if context else ()
+                requests.append(Request(g.sources[-1], ctx_src, ctx_tgt))
+                candidates.append(variant[-1])
+        scores = [h.log_prob for h in engine.score(requests, candidates)]
+        offset = 0
+        for g in chunk:
+            mine = scores[offset:offset + len(g.variants)]
+            offset += len(g.variants)
+            best = max(range(len(mine)), key=lambda i: mine[i])
+            ok = int(best == g.true_index and mine.count(mine[best]) == 1)
+            for key in ("all", f"ctx_dist={g.ctx_dist}"):
+                right[key][0] += ok
+                right[key][1] += 1
+        if on_groups:
+            on_groups(len(chunk))
+    return {key: {"accuracy": round(r / n, 4), "groups": n} for key, (r, n) in
+            sorted(right.items())}
+
+
+# -- ctxpro ----------------------------------------------------------------------------------
+@dataclass
+class CtxproItem:
+    rule: str
+    expected: str
+    sentences: list[str]  # context sentences then the current one
+
+
+def read_ctxpro(root: Path, limit: int | None = None) -> dict[str, list[CtxproItem]]:
+    """evalsets/NAME.json + inputs/NAME (English context joined by <eos>), per evalset name."""
+    root = Path(root)
+    out: dict[str, list[CtxproItem]] = {}
+    for evalset in sorted((root / "evalsets").glob("*.json")):
+        name = evalset.stem
+        items = json.loads(evalset.read_text(encoding="utf-8"))
+        inputs = (root / "inputs" / name).read_text(encoding="utf-8").splitlines()
+        if len(inputs) != len(items):
+            raise ValueError(f"{name}: {len(items)} items but {len(inputs)} input lines")
+        chosen = list(zip(items, inputs, strict=True))
+        if limit:
+            step = max(1, len(chosen) // limit)
+            chosen = chosen[::step][:limit]
+        out[name.split(".")[0]] = [
+            CtxproItem(item["rule"], item["expected"],
+                       [s.strip() for s in line.split("<eos>") if s.strip()])
+            for item, line in chosen]
+    return out
+
+
+def contains_form(translation: str, expected: str) -> bool:
+    words = re.findall(r"\w+", translation.lower())
+    return expected.lower() in words
+
+
+def ctxpro_accuracy(engine: Engine, items: list[CtxproItem], options: DecodeOptions,
+                    on_items: Progress | None = None) -> dict:
+    """Each item becomes a document of its last K+1 sentences, translated in order."""
+    k = max(0, min(options.context, engine.max_context))
+    docs = [Document(f"ctxpro/{i}", [_segment(s) for s in item.sentences[-(k + 1):]])
+            for i, item in enumerate(items)]
+    right: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for start in range(0, len(docs), 64):
+        outputs = translate_corpus(engine, docs[start:start + 64], options)
+        for item, out in zip(items[start:start + 64], outputs, strict=True):
+            ok = int(contains_form(out[-1], item.expected))
+            for key in ("all", item.rule):
+                right[key][0] += ok
+                right[key][1] += 1
+        if on_items:
+            on_items(len(outputs))
+    return {key: {"accuracy": round(r / n, 4), "items": n} for key, (r, n) in
+            sorted(right.items())}
+
+
+def _segment(text: str):
+    from training.data import Segment
+
+    return Segment(text, None)

@@ -1,0 +1,177 @@
+"""Evaluation runs and their tables: one function per kind of test, one for the dev table."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+
+from subctx.engine import Engine
+from subctx.pipeline import DecodeOptions
+from training.data import read_documents
+from training.evaluate import (
+    bleu_chrf,
+    contrastive_accuracy,
+    ctxpro_accuracy,
+    read_ctxpro,
+    read_voita,
+    translate_corpus,
+)
+
+console = Console(stderr=True)
+
+
+def _progress() -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    console=console, transient=True)
+
+
+def _k(engine: Engine, context: int | None) -> int:
+    return engine.manifest.context.default_k if context is None else context
+
+
+def run_bleu(engine: Engine, files: list[Path], context: int | None, max_gap: float = 7.0,
+             beam: int = 4) -> list[dict]:
+    rows = []
+    options = DecodeOptions(context=_k(engine, context), max_gap=max_gap, beam_size=beam)
+    for file in files:
+        docs = read_documents([file])
+        total = sum(len(d.segments) for d in docs)
+        with _progress() as progress:
+            task = progress.add_task(f"translate {Path(file).stem}", total=total)
+            start = time.perf_counter()
+            outputs = translate_corpus(engine, docs, options,
+                                       lambda n, t=task: progress.advance(t, n))
+            seconds = time.perf_counter() - start
+        score = bleu_chrf(Path(file).stem, docs, outputs)
+        rows.append({"data": score.name, "context": options.context, "sentences": score.sentences,
+                     "bleu": score.bleu, "chrf": score.chrf,
+                     "sentences_per_s": round(total / seconds, 1),
+                     "signature_bleu": score.signature_bleu,
+                     "signature_chrf": score.signature_chrf})
+    return rows
+
+
+def run_contrastive(engine: Engine, root: Path, tests: list[str] | None,
+                    context: int | None) -> list[dict]:
+    k = engine.max_context if context is None else context
+    names = tests or sorted(p.stem for p in Path(root).glob("**/consistency_testsets/*.json")) \
+        or sorted(p.stem for p in Path(root).glob("*.json"))
+    rows = []
+    for name in names:
+        groups = read_voita(root, name)
+        with _progress() as progress:
+            task = progress.add_task(f"score {name}", total=len(groups))
+            result = contrastive_accuracy(engine, groups, k,
+                                          lambda n, t=task: progress.advance(t, n))
+        for key, value in result.items():
+            rows.append({"test": name, "context": k, "subset": key, **value})
+    return rows
+
+
+def run_ctxpro(engine: Engine, root: Path, limit: int | None, context: int | None,
+               beam: int = 4) -> list[dict]:
+    options = DecodeOptions(context=_k(engine, context), beam_size=beam)
+    rows = []
+    for name, items in read_ctxpro(root, limit).items():
+        with _progress() as progress:
+            task = progress.add_task(f"ctxpro {name}", total=len(items))
+            result = ctxpro_accuracy(engine, items, options,
+                                     lambda n, t=task: progress.advance(t, n))
+        for key, value in result.items():
+            rows.append({"evalset": name, "context": options.context, "rule": key, **value})
+    return rows
+
+
+def show_table(title: str, rows: list[dict]) -> None:
+    if not rows:
+        console.print(f"{title}: nothing evaluated")
+        return
+    columns = [c for c in rows[0] if not c.startswith("signature")]
+    table = Table(title=title)
+    for column in columns:
+        table.add_column(column, justify="right" if isinstance(rows[0][column], float | int)
+                         else "left")
+    for row in rows:
+        table.add_row(*(str(row[c]) for c in columns))
+    Console().print(table)
+
+
+def _ctxpro_overall(rows: list[dict]) -> float:
+    right = sum(r["accuracy"] * r["items"] for r in rows if r["rule"] == "all")
+    total = sum(r["items"] for r in rows if r["rule"] == "all")
+    return round(right / max(1, total), 4)
+
+
+def evaluate_condition(engine: Engine, dev_root: Path, context: int, ctxpro_limit: int,
+                       beam: int) -> dict:
+    """All dev measurements of one bundle at one context setting."""
+    bleu = run_bleu(engine, [dev_root / "friends_dev.jsonl", dev_root / "flores_dev.jsonl"],
+                    context, beam=beam)
+    voita_root = dev_root / "voita" / "mjpost"
+    contrastive = run_contrastive(engine, voita_root, ["deixis_dev", "lex_cohesion_dev"],
+                                  min(context and engine.max_context, engine.max_context)
+                                  if context else 0)
+    ctxpro = run_ctxpro(engine, dev_root / "ctxpro", ctxpro_limit, context, beam)
+    by_test = {r["test"]: r["accuracy"] for r in contrastive if r["subset"] == "all"}
+    return {
+        "context": context,
+        "friends_bleu": bleu[0]["bleu"], "friends_chrf": bleu[0]["chrf"],
+        "flores_bleu": bleu[1]["bleu"], "flores_chrf": bleu[1]["chrf"],
+        "deixis_dev": by_test.get("deixis_dev"),
+        "lex_cohesion_dev": by_test.get("lex_cohesion_dev"),
+        "ctxpro_dev": _ctxpro_overall(ctxpro),
+        "sentences_per_s": bleu[0]["sentences_per_s"],
+        "details": {"bleu_chrf": bleu, "contrastive": contrastive, "ctxpro": ctxpro},
+    }
+
+
+def full_dev_report(models: list[Path], dev_root: Path, ctxpro_limit: int = 300, beam: int = 4,
+                    threads: int = 0, record: bool = False) -> dict:
+    from training.bundle_card import record_scores
+
+    report: dict = {"models": {}}
+    for model in models:
+        engine = Engine(model, device="cpu", compute_type="auto", threads=threads)
+        conditions = []
+        default_k = engine.manifest.context.default_k
+        for k in ([default_k, 0] if engine.max_context else [0]):
+            console.print(f"[bold]{model}[/bold] context={k}")
+            conditions.append(evaluate_condition(engine, dev_root, k, ctxpro_limit, beam))
+        report["models"][str(model)] = conditions
+        if record:
+            record_scores(model, conditions)
+    return report
+
+
+DEV_COLUMNS = [("friends_bleu", "friends BLEU"), ("friends_chrf", "friends chrF"),
+               ("flores_bleu", "flores BLEU"), ("flores_chrf", "flores chrF"),
+               ("deixis_dev", "deixis"), ("lex_cohesion_dev", "lex. coh."),
+               ("ctxpro_dev", "ctxpro"), ("sentences_per_s", "sent/s")]
+
+
+def dev_table_markdown(report: dict) -> str:
+    head = "| model | context | " + " | ".join(name for _, name in DEV_COLUMNS) + " |"
+    lines = [head, "|" + "---|" * (len(DEV_COLUMNS) + 2)]
+    for model, conditions in report["models"].items():
+        for c in conditions:
+            cells = " | ".join(str(c.get(key)) for key, _ in DEV_COLUMNS)
+            lines.append(f"| {Path(model).name} | {c['context']} | {cells} |")
+    return "\n".join(lines)
+
+
+def show_dev_table(report: dict) -> None:
+    table = Table(title="dev results")
+    table.add_column("model")
+    table.add_column("context", justify="right")
+    for _, name in DEV_COLUMNS:
+        table.add_column(name, justify="right")
+    for model, conditions in report["models"].items():
+        for c in conditions:
+            table.add_row(Path(model).name, str(c["context"]),
+                          *(str(c.get(key)) for key, _ in DEV_COLUMNS))
+    Console().print(table)
+    Console().print(dev_table_markdown(report))

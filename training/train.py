@@ -1,0 +1,371 @@
+"""The training loop: token-budget batches, Adam with inverse-sqrt warmup, label smoothing,
+gradient clipping, dev evaluation with early stopping, resumable chunked checkpoints, a
+wall-clock budget, bf16 autocast on CUDA, and DDP under torchrun."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import sentencepiece as spm
+import torch
+import torch.distributed as dist
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from training.checkpoint import (
+    average_states,
+    load_model_state,
+    load_optimizer_state,
+    read_meta,
+    save_checkpoint,
+)
+from training.config import TrainConfig
+from training.data import Document, filter_documents
+from training.examples import (
+    Example,
+    collate,
+    epoch_batches,
+    render,
+    tokenize_documents,
+)
+from training.loss import discounted_loss
+from training.model import ModelConfig, Transformer
+from training.tokenizer import train_tokenizer
+
+console = Console(stderr=True)
+
+
+def model_config(cfg: TrainConfig, vocab_size: int) -> ModelConfig:
+    return ModelConfig(vocab_size=vocab_size, d_model=cfg.d_model, n_heads=cfg.n_heads,
+                       ff_dim=cfg.ff_dim, enc_layers=cfg.enc_layers, dec_layers=cfg.dec_layers,
+                       dropout=cfg.dropout, max_positions=cfg.max_positions)
+
+
+def noam_lr(cfg: TrainConfig, step: int) -> float:
+    step = max(step, 1)
+    return cfg.lr * cfg.d_model ** -0.5 * min(step ** -0.5, step * cfg.warmup ** -1.5)
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+@dataclass
+class DistInfo:
+    rank: int = 0
+    world: int = 1
+
+    @property
+    def main(self) -> bool:
+        return self.rank == 0
+
+
+def init_distributed() -> DistInfo:
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world <= 1:
+        return DistInfo()
+    dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+    rank = dist.get_rank()
+    if torch.cuda.is_available():
+        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
+    return DistInfo(rank, world)
+
+
+def any_rank(flag: bool, info: DistInfo, device: torch.device) -> bool:
+    """True if `flag` is true on any rank (so all ranks take the same decision)."""
+    if info.world == 1:
+        return flag
+    t = torch.tensor([1.0 if flag else 0.0], device=device)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return bool(t.item() > 0)
+
+
+def ensure_tokenizer(run_dir: Path, docs: list[Document], cfg: TrainConfig) -> Path:
+    path = run_dir / "spm.model"
+    if not path.exists():
+        sentences = []
+        for doc in docs:
+            for seg in doc.segments:
+                sentences.append(seg.src)
+                if seg.tgt is not None:
+                    sentences.append(seg.tgt)
+        rng = random.Random(cfg.seed)
+        rng.shuffle(sentences)
+        train_tokenizer(sentences[:600_000], path, vocab_size=cfg.vocab_size)
+    return path
+
+
+class Trainer:
+    """Trains one model in `run_dir`; calling `train()` again resumes where it stopped."""
+
+    def __init__(self, cfg: TrainConfig, run_dir: Path, train_docs: list[Document],
+                 dev_docs: list[Document], device: str = "auto", quiet: bool = False):
+        self.cfg = cfg
+        self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.info = init_distributed()
+        if device == "auto":
+            device = f"cuda:{torch.cuda.current_device()}" if torch.cuda.is_available() else "cpu"
+        self.device = torch.device(device)
+        self.quiet = quiet or not self.info.main
+        seed_everything(cfg.seed)
+        train_docs, counts = filter_documents(train_docs)
+        self.filter_counts = counts
+        spm_path = ensure_tokenizer(self.run_dir, train_docs, cfg) if self.info.main else None
+        if self.info.world > 1:
+            dist.barrier()
+        self.spm_path = spm_path or self.run_dir / "spm.model"
+        self.sp = spm.SentencePieceProcessor(model_file=str(self.spm_path))
+        self.sep = self.sp.piece_to_id("<sep>")
+        self.train_examples = tokenize_documents(train_docs, self.sp, cfg.max_k, cfg.max_gap)
+        self.dev_examples = tokenize_documents(dev_docs, self.sp, cfg.max_k, cfg.max_gap)[:1000]
+        self.model_cfg = model_config(cfg, self.sp.get_piece_size())
+        self.model = Transformer(self.model_cfg).to(self.device)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=0.0, betas=(0.9, 0.98),
+                                          eps=1e-9)
+        self.step, self.epoch, self.batch_in_epoch = 0, 0, 0
+        self.best_dev, self.bad_evals = math.inf, 0
+        (self.run_dir / "config.json").write_text(json.dumps(
+            {"train": cfg.to_dict(), "model": self.model_cfg.to_dict()}, indent=1))
+        self._resume()
+        self.net = self.model
+        if self.info.world > 1:
+            self.net = torch.nn.parallel.DistributedDataParallel(
+                self.model, device_ids=[self.device.index] if self.device.type == "cuda" else None)
+
+    # -- checkpoints -------------------------------------------------------------------------
+    @property
+    def checkpoint_dir(self) -> Path:
+        return self.run_dir / "checkpoints"
+
+    def checkpoints(self) -> list[Path]:
+        found = [p for p in self.checkpoint_dir.glob("step-*") if (p / "meta.json").exists()]
+        return sorted(found, key=lambda p: int(p.name.split("-")[1]))
+
+    def _resume(self) -> None:
+        found = self.checkpoints()
+        if not found:
+            return
+        last = found[-1]
+        meta = read_meta(last)
+        self.model.load_state_dict(load_model_state(last))
+        self.optimizer.load_state_dict(load_optimizer_state(last))
+        self.step, self.epoch = meta["step"], meta["epoch"]
+        self.batch_in_epoch = meta["batch_in_epoch"]
+        self.best_dev, self.bad_evals = meta["best_dev"], meta["bad_evals"]
+        rng = torch.tensor(meta["torch_rng"], dtype=torch.uint8)
+        torch.set_rng_state(rng)
+        if not self.quiet:
+            console.print(f"resumed from {last} (step {self.step})")
+
+    def save(self) -> Path:
+        meta = {"step": self.step, "epoch": self.epoch, "batch_in_epoch": self.batch_in_epoch,
+                "best_dev": self.best_dev, "bad_evals": self.bad_evals,
+                "torch_rng": torch.get_rng_state().tolist(),
+                "config": self.cfg.to_dict(), "model": self.model_cfg.to_dict()}
+        path = save_checkpoint(self.checkpoint_dir / f"step-{self.step:07d}", self.model,
+                               self.optimizer, meta)
+        for old in self.checkpoints()[: -self.cfg.keep_last]:
+            shutil.rmtree(old, ignore_errors=True)
+        return path
+
+    # -- evaluation --------------------------------------------------------------------------
+    @torch.no_grad()
+    def evaluate(self) -> dict[str, float]:
+        """Dev NLL and accuracy of the current sentence, context K = min(1, max_k)."""
+        if not self.dev_examples:
+            return {}
+        self.model.eval()
+        k = min(1, self.cfg.max_k)
+        rendered = [render(ex, k, self.sep, self.cfg.cd_weight, self.cfg.segment_shift)
+                    for ex in self.dev_examples]
+        rendered.sort(key=lambda r: len(r.src))
+        nll = correct = tokens = 0.0
+        for i in range(0, len(rendered), 64):
+            batch = collate(rendered[i:i + 64]).to(self.device)
+            with self._autocast():
+                logits = self.model(batch.src, batch.tgt_in, batch.positions)
+            out = discounted_loss(logits, batch.tgt_out, batch.weights, 0.0)
+            nll, correct, tokens = nll + out.nll_sum, correct + out.correct, tokens + out.tokens
+        self.model.train()
+        return {"dev_nll": nll / tokens, "dev_ppl": math.exp(nll / tokens),
+                "dev_acc": correct / tokens}
+
+    def _autocast(self):
+        if self.device.type == "cuda":
+            return torch.autocast("cuda", dtype=torch.bfloat16)
+        return torch.autocast("cpu", enabled=False)
+
+    # -- training ----------------------------------------------------------------------------
+    def train(self) -> Path:
+        """Train until max_steps, the budget, or early stopping; return the final weights."""
+        cfg = self.cfg
+        start = time.monotonic()
+        deadline = start + cfg.budget_minutes * 60 if cfg.budget_minutes else math.inf
+        metrics_path = self.run_dir / "metrics.jsonl"
+        self.model.train()
+        window = {"loss": 0.0, "nll": 0.0, "correct": 0, "tokens": 0, "steps": 0}
+        window_start = time.monotonic()
+        stop_reason = "max_steps"
+        progress = Progress(TextColumn("[bold]train[/bold] step {task.completed}"), BarColumn(),
+                            TextColumn("{task.fields[status]}"), TimeElapsedColumn(),
+                            console=console, disable=self.quiet)
+        with progress, open(metrics_path, "a", encoding="utf-8") as metrics:
+            task = progress.add_task("train", total=cfg.max_steps, completed=self.step,
+                                     status="")
+            while self.step < cfg.max_steps:
+                batches = epoch_batches(self.train_examples, self.epoch, cfg.seed, cfg.max_tokens,
+                                        cfg.k_probs, self.sep, cfg.cd_weight, cfg.segment_shift)
+                batches = batches[self.info.rank::self.info.world]
+                stop = False
+                while self.batch_in_epoch < len(batches):
+                    batch = collate(batches[self.batch_in_epoch]).to(self.device)
+                    self.batch_in_epoch += 1
+                    lr = noam_lr(cfg, self.step + 1)
+                    for group in self.optimizer.param_groups:
+                        group["lr"] = lr
+                    with self._autocast():
+                        logits = self.net(batch.src, batch.tgt_in, batch.positions)
+                    out = discounted_loss(logits, batch.tgt_out, batch.weights,
+                                          cfg.label_smoothing)
+                    self.optimizer.zero_grad(set_to_none=True)
+                    out.loss.backward()
+                    torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.clip_norm)
+                    self.optimizer.step()
+                    self.step += 1
+                    window["loss"] += out.loss.item()
+                    window["nll"] += out.nll_sum
+                    window["correct"] += out.correct
+                    window["tokens"] += out.tokens
+                    window["steps"] += 1
+                    progress.update(task, completed=self.step,
+                                    status=f"loss {out.loss.item():.3f} lr {lr:.2e}")
+                    if self.step % cfg.eval_every == 0 or self.step >= cfg.max_steps:
+                        record = self._record(window, window_start, start, lr)
+                        record.update(self.evaluate())
+                        improved = record.get("dev_nll", -self.step) < self.best_dev
+                        if improved:
+                            self.best_dev = record.get("dev_nll", self.best_dev)
+                            self.bad_evals = 0
+                        else:
+                            self.bad_evals += 1
+                        if self.info.main:
+                            metrics.write(json.dumps(record) + "\n")
+                            metrics.flush()
+                            self.save()
+                            if not self.quiet:
+                                console.print(_format(record))
+                        window = {k: 0 for k in window}
+                        window_start = time.monotonic()
+                        if self.bad_evals >= cfg.patience:
+                            stop_reason = "early stopping"
+                    if self.step >= cfg.max_steps:
+                        break
+                    over = time.monotonic() > deadline
+                    if any_rank(over or stop_reason == "early stopping", self.info, self.device):
+                        stop_reason = "budget" if over else stop_reason
+                        stop = True
+                        break
+                if stop:
+                    break
+                if self.batch_in_epoch >= len(batches):
+                    self.epoch += 1
+                    self.batch_in_epoch = 0
+            if self.info.main and window["steps"]:
+                record = self._record(window, window_start, start, noam_lr(cfg, self.step))
+                record.update(self.evaluate())
+                metrics.write(json.dumps(record) + "\n")
+                self.save()
+        if not self.quiet:
+            console.print(f"stopped after step {self.step}: {stop_reason}")
+        final = self.run_dir / "final.safetensors"
+        if self.info.main:
+            from safetensors.torch import save_file
+
+            save_file(average_states(self.checkpoints()), str(final))
+            plot_metrics(metrics_path, self.run_dir / "training.png")
+        return final
+
+    def _record(self, window: dict, window_start: float, start: float, lr: float) -> dict:
+        elapsed = time.monotonic() - window_start
+        steps = max(1, window["steps"])
+        return {"step": self.step, "epoch": self.epoch, "lr": lr,
+                "loss": window["loss"] / steps,
+                "nll": window["nll"] / max(1, window["tokens"]),
+                "acc": window["correct"] / max(1, window["tokens"]),
+                "target_tokens_per_s": window["tokens"] / max(elapsed, 1e-9),
+                "elapsed_min": (time.monotonic() - start) / 60}
+
+
+def _format(record: dict) -> str:
+    keys = ["step", "epoch", "loss", "nll", "acc", "dev_nll", "dev_ppl", "dev_acc",
+            "target_tokens_per_s", "elapsed_min"]
+    return "  ".join(f"{k}={record[k]:.4g}" if isinstance(record[k], float) else f"{k}={record[k]}"
+                     for k in keys if k in record)
+
+
+def plot_metrics(metrics_path: Path, out_png: Path) -> Path | None:
+    """Loss and accuracy curves (train vs dev) as a PNG."""
+    if not metrics_path.exists():
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    records = [json.loads(line) for line in metrics_path.read_text().splitlines() if line.strip()]
+    if not records:
+        return None
+    steps = [r["step"] for r in records]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    ax1.plot(steps, [r["nll"] for r in records], label="train NLL")
+    if "dev_nll" in records[-1]:
+        ax1.plot(steps, [r.get("dev_nll", float("nan")) for r in records], label="dev NLL")
+    ax1.set_xlabel("step")
+    ax1.set_ylabel("NLL per token (current sentence)")
+    ax1.legend()
+    ax2.plot(steps, [r["acc"] for r in records], label="train accuracy")
+    if "dev_acc" in records[-1]:
+        ax2.plot(steps, [r.get("dev_acc", float("nan")) for r in records], label="dev accuracy")
+    ax2.set_xlabel("step")
+    ax2.set_ylabel("token accuracy")
+    ax2.legend()
+    fig.tight_layout()
+    fig.savefig(out_png, dpi=100)
+    plt.close(fig)
+    return out_png
+
+
+def load_final_model(run_dir: Path) -> tuple[Transformer, TrainConfig]:
+    """The averaged weights of a run (or its last checkpoint if training never finished)."""
+    from safetensors.torch import load_file
+
+    run_dir = Path(run_dir)
+    data = json.loads((run_dir / "config.json").read_text())
+    cfg = TrainConfig.from_dict(data["train"])
+    model = Transformer(ModelConfig(**data["model"]))
+    final = run_dir / "final.safetensors"
+    if final.exists():
+        state = load_file(str(final))
+    else:
+        found = sorted((run_dir / "checkpoints").glob("step-*"))
+        if not found:
+            raise FileNotFoundError(f"{run_dir}: no trained weights")
+        state = load_model_state(found[-1])
+    model.load_state_dict(state)
+    return model.eval(), cfg
+
+
+def example_stats(examples: list[Example]) -> dict[str, int]:
+    with_ctx = sum(1 for e in examples if e.src_ctx)
+    return {"examples": len(examples), "with_context": with_ctx}
