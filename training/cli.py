@@ -68,6 +68,24 @@ if __name__ == "__main__":
 
 
 @app.command()
+def finalize(
+    run_dir: Annotated[Path, typer.Argument(help="Run folder.")],
+    dev: Annotated[list[Path], typer.Option(help="Dev .jsonl files.")],
+) -> None:
+    """(Re)choose a run's final weights: last checkpoint or an average, by dev NLL."""
+    import json
+
+    from training.config import TrainConfig
+    from training.data import read_documents
+    from training.train import Trainer, plot_metrics
+
+    cfg = TrainConfig.from_dict(json.loads((run_dir / "config.json").read_text())["train"])
+    trainer = Trainer(cfg, run_dir, [], read_documents(dev), device="cpu", quiet=True)
+    typer.echo(json.dumps(trainer.finalize(), indent=1))
+    plot_metrics(run_dir / "metrics.jsonl", run_dir / "training.png")
+
+
+@app.command()
 def export(
     source: Annotated[Path, typer.Argument(help="A run folder (averaged weights) or a "
                                                 "checkpoint folder (step-*).")],

@@ -290,11 +290,32 @@ class Trainer:
             console.print(f"stopped after step {self.step}: {stop_reason}")
         final = self.run_dir / "final.safetensors"
         if self.info.main:
-            from safetensors.torch import save_file
-
-            save_file(average_states(self.checkpoints()), str(final))
+            self.finalize()
             plot_metrics(metrics_path, self.run_dir / "training.png")
         return final
+
+    def finalize(self) -> dict:
+        """Write final.safetensors: the last checkpoint or an average of the last 2..keep_last,
+        whichever has the lowest dev NLL (averaging early checkpoints of a short run hurts)."""
+        from safetensors.torch import save_file
+
+        found = self.checkpoints()
+        if not found:
+            return {}
+        current = {k: v.clone() for k, v in self.model.state_dict().items()}
+        results = []
+        for n in range(1, min(self.cfg.keep_last, len(found)) + 1):
+            state = average_states(found[-n:])
+            self.model.load_state_dict(state)
+            dev = self.evaluate().get("dev_nll", 0.0)
+            results.append((dev, n, state))
+        dev, n, state = min(results, key=lambda r: (r[0], r[1]))
+        save_file(state, str(self.run_dir / "final.safetensors"))
+        self.model.load_state_dict(current)
+        choice = {"averaged_checkpoints": [p.name for p in found[-n:]], "dev_nll": dev,
+                  "candidates": {f"last {m}": d for d, m, _ in results}}
+        (self.run_dir / "final.json").write_text(json.dumps(choice, indent=1))
+        return choice
 
     def _record(self, window: dict, window_start: float, start: float, lr: float) -> dict:
         elapsed = time.monotonic() - window_start
