@@ -203,6 +203,48 @@ def translate(
     raise typer.Exit(1 if failed else 0)
 
 
+@app.command(epilog="""
+[bold]Examples[/bold]
+
+  subctx review movie.srt                          [dim]# translate, then review[/dim]
+  subctx review movie.srt --translation movie.ru.srt
+""")
+def review(
+    source: Annotated[Path, typer.Argument(help="The English .srt.", show_default=False)],
+    translation: Annotated[Path | None, typer.Option(
+        help="An existing translation to review (default: translate now).")] = None,
+    output: Annotated[Path | None, typer.Option(
+        "--output", "-o", help="Where to save (default: the translation, or NAME.ru.srt).")
+    ] = None,
+    model: Annotated[Path | None, typer.Option(help="Model bundle folder.")] = None,
+    context: Annotated[int | None, typer.Option(min=0, help="Context cues.")] = None,
+    max_gap: Annotated[float | None, typer.Option(min=0.0)] = None,
+    beam: Annotated[int, typer.Option(min=1, max=32)] = 4,
+    device: Annotated[str, typer.Option()] = "auto",
+    encoding: Annotated[str | None, typer.Option()] = None,
+) -> None:
+    """Review the context-dependent choices (it, they, you, I...) of a translation."""
+    from subctx.files import output_name
+    from subctx.review.loader import open_session
+
+    if not source.is_file():
+        raise fail(f"{source}: no such file")
+    target = output or translation or source.with_name(output_name(source))
+    if target.resolve() == source.resolve():
+        raise fail("the output would overwrite the English input")
+    try:
+        bundle = load_bundle(model if model is not None else default_bundle_path())
+        session = open_session(source, translation, bundle, context, max_gap, beam, device,
+                               encoding, err)
+    except BundleError as problem:
+        raise fail(str(problem)) from None
+    except SubctxError as problem:
+        raise fail(f"{source}: {problem}") from None
+    from subctx.review.app import ReviewApp
+
+    ReviewApp(session, target, title=f"subctx review — {source.name}").run()
+
+
 @app.command()
 def info(model: Annotated[Path | None, typer.Argument(help="Bundle folder.")] = None) -> None:
     """Show a model bundle's manifest: architecture, context settings, dev scores."""

@@ -1,0 +1,146 @@
+"""Which English words hide a choice Russian must make, and the Russian variants to offer.
+
+English `it/they/you/I` say nothing of gender, number or politeness; Russian must choose
+(он/она/оно/они, ты/вы, сделал/сделала). For a translation we generate the *forced variants*
+— the same sentence with the other choice — so the model can score them against each other.
+"""
+
+from __future__ import annotations
+
+import re
+
+AMBIGUOUS = {
+    "it": "gender", "its": "gender", "itself": "gender",
+    "they": "number/gender", "them": "number/gender", "their": "number/gender",
+    "theirs": "number/gender", "themselves": "number/gender",
+    "you": "ты/вы", "your": "ты/вы", "yours": "ты/вы", "yourself": "ты/вы",
+    "yourselves": "ты/вы",
+    "one": "gender", "ones": "gender",
+    "i": "speaker gender",
+}
+_WORD = re.compile(r"[A-Za-z']+")
+
+# Pairs of Russian word forms that trade places (each way); lower case.
+_POLITENESS = [
+    ("ты", "вы"), ("тебя", "вас"), ("тебе", "вам"), ("тобой", "вами"), ("тобою", "вами"),
+    ("твой", "ваш"), ("твоя", "ваша"), ("твоё", "ваше"), ("твое", "ваше"), ("твои", "ваши"),
+    ("твоего", "вашего"), ("твоей", "вашей"), ("твоему", "вашему"), ("твоим", "вашим"),
+    ("твоих", "ваших"), ("твою", "вашу"), ("твоими", "вашими"), ("твоем", "вашем"),
+    ("твоём", "вашем"),
+]
+_GENDER_SETS = [
+    ("он", "она", "оно", "они"),
+    ("его", "её", "его", "их"),
+    ("ему", "ей", "ему", "им"),
+    ("им", "ей", "им", "ими"),
+    ("нём", "ней", "нём", "них"),
+    ("него", "неё", "него", "них"),
+    ("нему", "ней", "нему", "ним"),
+]
+
+
+def ambiguous_words(english: str) -> list[tuple[int, int, str]]:
+    """(start, end, kind) spans of English words whose Russian depends on context."""
+    spans = []
+    for match in _WORD.finditer(english):
+        word = match.group(0).lower()
+        kind = AMBIGUOUS.get(word) or AMBIGUOUS.get(word.split("'")[0])
+        if kind:
+            spans.append((match.start(), match.end(), kind))
+    return spans
+
+
+def _replace_word(text: str, old: str, new: str) -> str:
+    def swap(match: re.Match) -> str:
+        word = match.group(0)
+        if word.isupper() and len(word) > 1:
+            return new.upper()
+        return new.capitalize() if word[0].isupper() else new
+
+    return re.sub(rf"(?<!\w){re.escape(old)}(?!\w)", swap, text, flags=re.IGNORECASE)
+
+
+def _contains(text: str, word: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text, re.IGNORECASE) is not None
+
+
+def forced_variants(english: str, russian: str) -> list[str]:
+    """Russian variants that flip the choices `english` leaves open (ты↔вы, он/она/оно/они,
+    the speaker's gender in past-tense verbs)."""
+    kinds = {kind for _, _, kind in ambiguous_words(english)}
+    variants: list[str] = []
+    if "ты/вы" in kinds:
+        for a, b in _POLITENESS:
+            if _contains(russian, a):
+                variants.append(_swap_family(russian, _POLITENESS, to_polite=True))
+                break
+            if _contains(russian, b):
+                variants.append(_swap_family(russian, _POLITENESS, to_polite=False))
+                break
+    if kinds & {"gender", "number/gender"}:
+        for forms in _GENDER_SETS:
+            present = [f for f in forms if _contains(russian, f)]
+            if present:
+                for index, other in enumerate(forms):
+                    if other != present[0] and other not in forms[:index]:
+                        variant = _replace_word(russian, present[0], other)
+                        if forms is _GENDER_SETS[0]:  # a subject: past tense agrees
+                            variant = _past_tense_to(variant, _PAST_ENDINGS[index])
+                        variants.append(variant)
+                break
+    if "speaker gender" in kinds:
+        flipped = _flip_past_tense(russian)
+        if flipped != russian:
+            variants.append(flipped)
+    return [v for v in dict.fromkeys(variants) if v != russian]
+
+
+def _swap_family(text: str, pairs: list[tuple[str, str]], to_polite: bool) -> str:
+    out = text
+    for informal, polite in pairs:
+        source, target = (informal, polite) if to_polite else (polite, informal)
+        out = _replace_word(out, source, target)
+    # second-person verbs: можешь <-> можете, говоришь <-> говорите, был <-> были
+    verb_pairs = [("ешь", "ете"), ("ёшь", "ёте"), ("ишь", "ите")]
+    for informal, polite in verb_pairs:
+        source, target = (informal, polite) if to_polite else (polite, informal)
+        out = re.sub(rf"(?<!\w)([а-яё]{{2,}}){source}(?!\w)", rf"\g<1>{target}", out,
+                     flags=re.IGNORECASE)
+    return _past_tense_to(out, "ли") if to_polite else out
+
+
+_PAST_ENDINGS = ("л", "ла", "ло", "ли")
+# past tense: a vowel, then л/ла/ло/ли (был, сказала, пошли); nouns like стол do not match
+_PAST_ANY = re.compile(r"(?<!\w)([а-яё]*[аяеиыу])(л|ла|ло|ли)(ся|сь)?(?!\w)", re.IGNORECASE)
+_NOT_VERBS = {"де", "си", "те", "се", "ми", "ви", "ма", "ко"}  # дела, сила, тела, села...
+
+
+def _past_tense_to(text: str, ending: str) -> str:
+    """Put every past-tense-looking verb (был, сказала...) into the given agreement ending."""
+    def change(match: re.Match) -> str:
+        stem, reflexive = match.group(1), match.group(3)
+        if stem.lower() in _NOT_VERBS:
+            return match.group(0)
+        suffix = ("ся" if ending == "л" else "сь") if reflexive else ""
+        return f"{stem}{ending}{suffix}"
+
+    return _PAST_ANY.sub(change, text)
+
+
+_PAST = re.compile(r"(?<!\w)([а-яё]*[аяеиыу])(л|ла)(ся|сь)?(?!\w)", re.IGNORECASE)
+
+
+def _flip_past_tense(text: str) -> str:
+    """Masculine <-> feminine past tense of verbs after 'я' (я сделал <-> я сделала)."""
+    if not _contains(text, "я"):
+        return text
+
+    def flip(match: re.Match) -> str:
+        stem, ending, reflexive = match.group(1), match.group(2), match.group(3) or ""
+        if stem.lower() in _NOT_VERBS:
+            return match.group(0)
+        if ending.lower() == "л":
+            return f"{stem}ла{'сь' if reflexive else ''}"
+        return f"{stem}л{'ся' if reflexive else ''}"
+
+    return _PAST.sub(flip, text)

@@ -1,0 +1,69 @@
+"""Open a film for review: read it, translate it (or read a translation), analyse choices."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from subctx.bundle import Bundle
+from subctx.engine import Engine
+from subctx.errors import InputError
+from subctx.markup import split_tags
+from subctx.pipeline import DecodeOptions, translate_documents
+from subctx.review.choices import ambiguous_words
+from subctx.review.session import ReviewSession
+from subctx.srt import read_srt
+from subctx.units import plan_document
+
+
+def texts_from_translation(plan, translation_path: Path, encoding: str | None) -> list[str | None]:
+    """Unit texts taken from an existing translation; None where its cue does not line up
+    (different cue count, or a different number of dialogue turns)."""
+    sub = read_srt(translation_path, encoding)
+    texts: list[str | None] = [None] * len(plan.units)
+    if len(sub.cues) != len(plan.layouts):
+        raise InputError(f"{translation_path.name} has {len(sub.cues)} cues, the English "
+                         f"{len(plan.layouts)}; they do not belong together")
+    for layout, cue in zip(plan.layouts, sub.cues, strict=True):
+        units = layout.units
+        marked = [split_tags(line) for line in cue.lines]
+        if len(units) == 1:
+            texts[units[0]] = " ".join(m.text for m in marked if m.text)
+        elif len(units) == len(marked):
+            for u, m in zip(units, marked, strict=True):
+                texts[u] = m.text
+    return texts
+
+
+def open_session(source: Path, translation: Path | None, bundle: Bundle, context: int | None,
+                 max_gap: float | None, beam: int, device: str, encoding: str | None,
+                 console: Console) -> ReviewSession:
+    sub = read_srt(source, encoding)
+    plan = plan_document(sub)
+    engine = Engine(bundle, device=device)
+    settings = bundle.manifest.context
+    options = DecodeOptions(context=settings.default_k if context is None else context,
+                            max_gap=settings.max_gap if max_gap is None else max_gap,
+                            beam_size=beam)
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        console=console, transient=True)
+    with progress:
+        given = (texts_from_translation(plan, translation, encoding) if translation
+                 else [None] * len(plan.units))
+        missing = [u for u, t in enumerate(given) if t is None]
+        texts = [t or "" for t in given]
+        if missing:
+            task = progress.add_task("translating", total=len(plan.units))
+            [result] = translate_documents(
+                [plan], engine, options, on_units_done=lambda d, u: progress.advance(task, len(u)))
+            for u in missing:
+                texts[u] = result.texts()[u]
+        session = ReviewSession(sub, plan, engine, options, texts)
+        ambiguous = [u for u, unit in enumerate(plan.units) if ambiguous_words(unit.text)]
+        task = progress.add_task("finding choices to review", total=len(ambiguous))
+        for u in ambiguous:
+            session.analyze(u)
+            progress.advance(task)
+    return session

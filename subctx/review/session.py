@@ -1,0 +1,241 @@
+"""The state behind `subctx review`: translations, alternatives, flags, edits, undo, save.
+
+Kept free of any UI so it can be tested directly and driven by the Textual app.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from subctx.engine import Hypothesis, Request, Translation
+from subctx.pipeline import DecodeOptions, Translator, build_request, document_contexts
+from subctx.review.choices import ambiguous_words, forced_variants
+from subctx.srt import SubtitleFile, render_srt
+from subctx.textio import atomic_write_text
+from subctx.units import DocumentPlan
+
+CLOSE_LOG_RATIO = math.log(4.0)  # flagged when the runner-up is at least 1/4 as likely
+
+
+class ScoringTranslator(Translator):
+    def score(self, requests: Sequence[Request], candidates: Sequence[str]
+              ) -> list[Hypothesis]: ...
+
+
+@dataclass
+class Alternative:
+    text: str
+    log_prob: float
+    origin: str  # 'n-best' or 'variant'
+    share: float = 0.0  # probability among the listed alternatives
+
+
+@dataclass
+class UnitReview:
+    alternatives: list[Alternative] = field(default_factory=list)
+    ambiguous: list[tuple[int, int, str]] = field(default_factory=list)
+    hint: list[tuple[str, float]] = field(default_factory=list)  # context words by attention
+    flagged: bool = False
+
+
+@dataclass
+class Change:
+    unit: int
+    before: str
+    after: str
+
+
+@dataclass
+class LogEntry:
+    cue: int
+    unit: int
+    english: str
+    before: str
+    after: str
+    action: str
+    alternatives: list[dict]
+
+
+_PUNCT = re.compile(r"^[\W_]+$")
+
+
+class ReviewSession:
+    """One film under review: a plan, its unit translations and what the reviewer did."""
+
+    def __init__(self, sub: SubtitleFile, plan: DocumentPlan, translator: ScoringTranslator,
+                 options: DecodeOptions, texts: list[str]):
+        self.sub, self.plan, self.translator, self.options = sub, plan, translator, options
+        k = max(0, min(options.context, translator.max_context))
+        self.contexts = document_contexts(plan, k, options.max_gap)
+        self.texts = list(texts)
+        self.reviews: dict[int, UnitReview] = {}
+        self.history: list[list[Change]] = []
+        self.log: list[LogEntry] = []
+        self.accepted: set[int] = set()
+        self.dirty = False
+
+    # -- analysis ----------------------------------------------------------------------------
+    def request(self, unit: int) -> Request:
+        done = [Translation(t, 0.0) for t in self.texts]
+        return build_request(self.plan, self.contexts, unit, done)
+
+    def analyze(self, unit: int, refresh: bool = False) -> UnitReview:
+        """Alternatives (n-best + forced pronoun variants) with probabilities, and a flag."""
+        if unit in self.reviews and not refresh:
+            return self.reviews[unit]
+        english = self.plan.units[unit].text
+        review = UnitReview(ambiguous=ambiguous_words(english))
+        request = self.request(unit)
+        [best] = self.translator.translate([request], beam_size=max(4, self.options.beam_size),
+                                           num_hypotheses=4, return_attention=True)
+        candidates = [self.texts[unit]] + [a.text for a in best.alternatives]
+        variants = forced_variants(english, self.texts[unit]) if review.ambiguous else []
+        texts = list(dict.fromkeys(candidates + variants))
+        scored = self.translator.score([request] * len(texts), texts)
+        origins = {t: "n-best" for t in candidates} | {v: "variant" for v in variants
+                                                         if v not in candidates}
+        review.alternatives = [Alternative(h.text, h.log_prob, origins[h.text]) for h in scored]
+        top = max(a.log_prob for a in review.alternatives)
+        total = sum(math.exp(a.log_prob - top) for a in review.alternatives)
+        for a in review.alternatives:
+            a.share = math.exp(a.log_prob - top) / total
+        review.alternatives.sort(key=lambda a: -a.log_prob)
+        review.hint = self._hint(best, english)
+        ranked = sorted(a.log_prob for a in review.alternatives)
+        close = len(ranked) > 1 and ranked[-1] - ranked[-2] < CLOSE_LOG_RATIO
+        review.flagged = bool(review.ambiguous) and close and unit not in self.accepted
+        self.reviews[unit] = review
+        return review
+
+    def _hint(self, translation: Translation, english: str) -> list[tuple[str, float]]:
+        """Context words the model attended to most while writing the translation."""
+        att = translation.attention
+        if att is None or not self.contexts:
+            return []
+        try:
+            sep_positions = [i for i, t in enumerate(att.source_tokens) if t == "<sep>"]
+        except AttributeError:
+            return []
+        if not sep_positions:
+            return []
+        ctx_end = sep_positions[-1]
+        weights: dict[str, float] = {}
+        word, score = "", 0.0
+        for i, token in enumerate(att.source_tokens[:ctx_end]):
+            mass = sum(row[i] for row in att.weights) / max(1, len(att.weights))
+            if token.startswith("\u2581") and word:
+                self._add_hint(weights, word, score)
+                word, score = "", 0.0
+            if token == "<sep>":
+                continue
+            word += token.lstrip("\u2581")
+            score += mass
+        self._add_hint(weights, word, score)
+        return sorted(((w, s) for w, s in weights.items() if s >= 0.05), key=lambda kv: -kv[1])[:3]
+
+    @staticmethod
+    def _add_hint(weights: dict[str, float], word: str, score: float) -> None:
+        word = word.strip(".,!?;:\"'()[]«»…-")
+        if word and not _PUNCT.match(word):
+            weights[word] = max(weights.get(word, 0.0), score)
+
+    def _reanalyze(self, units: list[int]) -> None:
+        """Refresh alternatives and flags of lines whose text or context changed."""
+        for unit in units:
+            self.reviews.pop(unit, None)
+            self.analyze(unit)
+
+    def flagged_units(self) -> list[int]:
+        return [u for u, r in sorted(self.reviews.items()) if r.flagged]
+
+    # -- edits -------------------------------------------------------------------------------
+    def dependents(self, unit: int) -> list[int]:
+        """Later units whose context chain leads back to `unit`, in order."""
+        # Contexts are contiguous runs ending right before their unit, so the first later unit
+        # that does not reach back into the chain ends it (a pause broke the context).
+        chain, reached = [], {unit}
+        for later in range(unit + 1, len(self.plan.units)):
+            if not reached & set(self.contexts[later]):
+                break
+            chain.append(later)
+            reached.add(later)
+        return chain
+
+    def set_text(self, unit: int, text: str, action: str = "edit",
+                 follow: bool = True) -> list[Change]:
+        """Change one unit; re-translate the units whose context depends on it.
+        Returns the follow-up changes (the user may keep or revert them)."""
+        before = self.texts[unit]
+        review = self.reviews.get(unit)
+        self.log.append(LogEntry(
+            self.plan.units[unit].cue + 1, unit, self.plan.units[unit].text, before, text,
+            action, [{"text": a.text, "probability": round(a.share, 4), "origin": a.origin}
+                     for a in (review.alternatives if review else [])]))
+        self.texts[unit] = text
+        self.accepted.add(unit)
+        if review:
+            review.flagged = False
+        changes = [Change(unit, before, text)]
+        follow_ups: list[Change] = []
+        if follow and self.translator.uses_target_context:
+            for later in self.dependents(unit):
+                [out] = self.translator.translate([self.request(later)],
+                                                  beam_size=self.options.beam_size)
+                if out.text and out.text != self.texts[later]:
+                    follow_ups.append(Change(later, self.texts[later], out.text))
+                    self.texts[later] = out.text
+        self._reanalyze([unit] + [c.unit for c in follow_ups])
+        self.history.append(changes + follow_ups)
+        self.dirty = True
+        return follow_ups
+
+    def revert(self, changes: list[Change]) -> None:
+        """Undo some follow-up changes but keep the edit that caused them."""
+        for change in changes:
+            self.texts[change.unit] = change.before
+        self._reanalyze([c.unit for c in changes])
+        if self.history:
+            self.history[-1] = [c for c in self.history[-1] if c not in changes]
+
+    def accept(self, unit: int) -> None:
+        self.accepted.add(unit)
+        if unit in self.reviews:
+            self.reviews[unit].flagged = False
+        self.log.append(LogEntry(self.plan.units[unit].cue + 1, unit,
+                                 self.plan.units[unit].text, self.texts[unit],
+                                 self.texts[unit], "accept", []))
+
+    def undo(self) -> list[Change]:
+        if not self.history:
+            return []
+        changes = self.history.pop()
+        for change in reversed(changes):
+            self.texts[change.unit] = change.before
+        self.accepted.discard(changes[0].unit)
+        self._reanalyze([c.unit for c in changes])
+        self.log.append(LogEntry(self.plan.units[changes[0].unit].cue + 1, changes[0].unit,
+                                 self.plan.units[changes[0].unit].text, changes[0].after,
+                                 changes[0].before, "undo", []))
+        self.dirty = True
+        return changes
+
+    # -- output ------------------------------------------------------------------------------
+    def cue_lines(self, width: int = 42, max_lines: int = 2) -> list[list[str]]:
+        from subctx.units import render_cue
+
+        return [render_cue(layout, self.texts, width, max_lines) for layout in self.plan.layouts]
+
+    def save(self, path: Path, log_path: Path | None = None) -> Path:
+        """Write the .srt atomically, and the review log as JSON beside it."""
+        path = Path(path)
+        atomic_write_text(path, render_srt(self.sub, self.cue_lines()))
+        log_path = log_path or path.with_suffix(".review.json")
+        atomic_write_text(log_path, json.dumps([asdict(e) for e in self.log],
+                                               ensure_ascii=False, indent=1) + "\n")
+        self.dirty = False
+        return log_path

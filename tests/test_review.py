@@ -1,0 +1,71 @@
+"""The review session (no UI) and the Russian choice variants."""
+
+import json
+
+from subctx.review.choices import ambiguous_words, forced_variants
+from tests.review_fixtures import make_session
+
+
+def test_ambiguous_words_and_variants():
+    kinds = {k for _, _, k in ambiguous_words("Did you see it? I told them.")}
+    assert kinds == {"ты/вы", "gender", "speaker gender", "number/gender"}
+    assert forced_variants("Can you help me?", "Вы можете мне помочь?") == \
+        ["Ты можешь мне помочь?"]
+    assert forced_variants("Were you there?", "Ты был там?") == ["Вы были там?"]
+    assert forced_variants("It was on the table.", "Она была на столе.") == [
+        "Он был на столе.", "Оно было на столе.", "Они были на столе."]
+    assert forced_variants("I got lost.", "Я заблудилась.") == ["Я заблудился."]
+    assert forced_variants("Hello there.", "Привет.") == []
+
+
+def test_flags_need_an_ambiguous_word_and_close_alternatives():
+    s = make_session()
+    english = [u.text for u in s.plan.units]
+    flagged = [english[u] for u in s.flagged_units()]
+    # "It was on the table." has close gender variants; "A new scene starts here." has none
+    assert "It was on the table." in flagged and "Can you see it?" in flagged
+    assert "Where is your brother?" in flagged and len(flagged) == 3
+    assert "A new scene starts here." not in flagged and "At school." not in flagged
+    review = s.reviews[1]
+    assert review.alternatives[0].text == "Она была на столе."
+    assert abs(sum(a.share for a in review.alternatives) - 1.0) < 1e-9
+    assert {a.origin for a in review.alternatives} == {"n-best", "variant"}
+    assert review.hint and review.hint[0] == ("my", 1.0)
+
+
+def test_changing_a_line_retranslates_its_scene_only():
+    s = make_session()
+    assert s.dependents(0) == [1, 2] and s.dependents(3) == [4, 5]
+    follow = s.set_text(1, "Он был на столе.", "pick 2")
+    assert [c.unit for c in follow] == [2]
+    assert s.texts[2] == "Ты её видишь? (после правки)"
+    assert s.texts[3] == "Здесь начинается новая сцена."  # after the 23 s pause: untouched
+    s.revert(follow)
+    assert s.texts[2] == "Ты её видишь?" and s.texts[1] == "Он был на столе."
+    assert 1 not in s.flagged_units()
+
+
+def test_undo_restores_the_edit_and_its_follow_ups():
+    s = make_session()
+    s.set_text(0, "Мама, я не нашла сумку.")
+    assert s.texts[1].endswith("(после правки)")
+    changes = s.undo()
+    assert {c.unit for c in changes} == {0, 1, 2}
+    assert s.texts[0] == "Мама, я не могу найти свою сумку." and s.texts[1] == "Она была на столе."
+    assert s.undo() == []
+
+
+def test_save_writes_srt_and_review_log(tmp_path):
+    s = make_session()
+    s.set_text(2, "Вы её видите?", "pick 2")
+    s.accept(1)
+    out = tmp_path / "film.ru.srt"
+    log = s.save(out)
+    text = out.read_text(encoding="utf-8")
+    assert "00:00:05,500 --> 00:00:07,000\nВы её видите?" in text
+    assert "- Где твой брат?\n- В школе." in text
+    entries = json.loads(log.read_text(encoding="utf-8"))
+    assert [e["action"] for e in entries] == ["pick 2", "accept"]
+    assert entries[0]["before"] == "Ты её видишь?" and entries[0]["after"] == "Вы её видите?"
+    assert entries[0]["alternatives"] and "probability" in entries[0]["alternatives"][0]
+    assert not s.dirty

@@ -1,0 +1,110 @@
+"""The review TUI driven by Textual's Pilot, plus screen snapshots."""
+
+import json
+
+import pytest
+
+from subctx.review.app import ReviewApp
+from tests.review_fixtures import make_session
+
+
+@pytest.fixture
+def app(tmp_path):
+    return ReviewApp(make_session(), tmp_path / "film.ru.srt", title="subctx review — film.srt")
+
+
+async def test_navigate_flags_pick_and_follow_ups(app):
+    async with app.run_test(size=(120, 40)) as pilot:
+        table = app.query_one("DataTable")
+        assert "3 choices to review" in app.title
+        await pilot.press("n")
+        assert table.cursor_row == 1
+        await pilot.press("n")
+        assert table.cursor_row == 2
+        await pilot.press("p")
+        assert table.cursor_row == 1
+        await pilot.press("down", "up")
+        assert table.cursor_row == 1
+        await pilot.press("2")  # the second alternative: a forced variant
+        await pilot.pause()
+        assert app.screen.__class__.__name__ == "ChangesScreen"
+        await pilot.press("r")  # revert the re-translated later line
+        assert app.session.texts[1] != "Она была на столе."
+        assert app.session.texts[2] == "Ты её видишь?"
+        assert "2 choices to review" in app.title
+
+
+async def test_edit_inline_then_undo(app):
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("down", "down", "down", "e")
+        editor = app.query_one("#edit")
+        assert editor.has_class("editing") and editor.value == "Здесь начинается новая сцена."
+        editor.value = ""
+        await pilot.press(*"Новая сцена.")
+        await pilot.press("enter")
+        await pilot.pause()
+        if app.screen.__class__.__name__ == "ChangesScreen":
+            await pilot.press("k")
+        assert app.session.texts[3] == "Новая сцена."
+        assert not editor.has_class("editing")
+        await pilot.press("u")
+        assert app.session.texts[3] == "Здесь начинается новая сцена."
+
+
+async def test_escape_cancels_an_edit(app):
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("e")
+        await pilot.press(*"xyz")
+        await pilot.press("escape")
+        assert not app.query_one("#edit").has_class("editing")
+        assert app.session.texts[0] == "Мама, я не могу найти свою сумку."
+
+
+async def test_accept_save_and_quit(app, tmp_path):
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("n", "a")
+        assert "2 choices to review" in app.title
+        await pilot.press("s")
+        await pilot.pause()
+        assert (tmp_path / "film.ru.srt").exists()
+        log = json.loads((tmp_path / "film.ru.review.json").read_text(encoding="utf-8"))
+        assert log[0]["action"] == "accept"
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code == 0 or app.return_code is None
+
+
+async def test_quit_with_unsaved_changes_asks(app, tmp_path):
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("n", "3")
+        await pilot.pause()
+        if app.screen.__class__.__name__ == "ChangesScreen":
+            await pilot.press("k")
+        assert app.session.dirty
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.screen.__class__.__name__ == "QuitScreen"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen.__class__.__name__ != "QuitScreen"
+        await pilot.press("q")
+        await pilot.pause()
+        await pilot.press("s")  # save and quit
+        await pilot.pause()
+    assert (tmp_path / "film.ru.srt").exists()
+
+
+async def test_help_screen(app):
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert app.screen.__class__.__name__ == "HelpScreen"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen.__class__.__name__ != "HelpScreen"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_main_screen_snapshot(snap_compare, tmp_path, size):
+    app = ReviewApp(make_session(), tmp_path / "film.ru.srt", title="subctx review — film.srt")
+    assert snap_compare(app, terminal_size=size, press=["n"])
