@@ -1,0 +1,109 @@
+"""Train a tiny model, export it, evaluate it with every evaluator, translate with the app."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from subctx.bundle import load_bundle
+from subctx.cli import app as subctx_app
+from subctx.engine import Engine
+from tests.helpers import CORPUS, write_srt
+from tests.test_training import fixture_docs
+from training.bundle_card import export_run, record_scores
+from training.config import make_config
+from training.evaluate import contains_form, detokenize, read_ctxpro, read_voita
+from training.report import evaluate_condition, run_bleu, run_contrastive, run_ctxpro
+from training.train import Trainer
+
+
+def _write_dev(root):
+    root.mkdir(parents=True, exist_ok=True)
+    docs = [{"doc": f"d{i}", "segments": [{"src": s, "tgt": t, "start": None, "end": None}
+                                           for s, t in CORPUS]} for i in range(2)]
+    for name in ("friends_dev", "flores_dev"):
+        (root / f"{name}.jsonl").write_text(
+            "\n".join(json.dumps(d, ensure_ascii=False) for d in docs) + "\n", encoding="utf-8")
+    voita = root / "voita" / "mjpost" / "consistency_testsets"
+    (voita / "scoring_data").mkdir(parents=True)
+    for name in ("deixis_dev", "lex_cohesion_dev"):
+        groups = [{"dst": ["a", "b"], "true_ind": 0, "src": "x", "ctx_dist": 1},
+                  {"dst": ["a", "b", "c"], "true_ind": 2, "src": "x", "ctx_dist": 2}]
+        (voita / f"{name}.json").write_text(json.dumps(groups), encoding="utf-8")
+        rows = ["Where is the door? <eos>Thank you.\tГде дверь? <eos>Спасибо.",
+                "Where is the door? <eos>Thank you.\tГде дверь? <eos>Спасибо большое.",
+                "Hello there. <eos>She said it was fine.\tПривет. <eos>Она сказала.",
+                "Hello there. <eos>She said it was fine.\tПривет. <eos>Он сказал.",
+                "Hello there. <eos>She said it was fine.\tПривет. <eos>Оно сказало."]
+        (voita / "scoring_data" / f"{name}.tsv").write_text("\n".join(rows) + "\n")
+    ctxpro = root / "ctxpro"
+    (ctxpro / "evalsets").mkdir(parents=True)
+    (ctxpro / "inputs").mkdir()
+    items = [{"rule": "NOM.FORM", "expected": "ты"}, {"rule": "ACC.FORM", "expected": "вас"}]
+    (ctxpro / "evalsets" / "formality.opensubtitles.en-ru.dev.json").write_text(
+        json.dumps(items, ensure_ascii=False), encoding="utf-8")
+    (ctxpro / "inputs" / "formality.opensubtitles.en-ru.dev").write_text(
+        "Hello there.<eos> Where is the door?\nThank you.<eos> I do not know.<eos> Hi.\n")
+    return root
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    root = tmp_path_factory.mktemp("e2e")
+    cfg = make_config("tiny", max_steps=30, lr=5.0)
+    trainer = Trainer(cfg, root / "run", fixture_docs(), fixture_docs(1), device="cpu",
+                      quiet=True)
+    trainer.train()
+    bundle = export_run(root / "run", root / "bundle", quantize="int8")
+    return root, bundle
+
+
+def test_export_writes_a_complete_bundle(trained):
+    _, bundle = trained
+    manifest = load_bundle(bundle).manifest
+    assert manifest.architecture == "concat" and manifest.context.max_k == 3
+    assert manifest.context.segment_shift == 16 and manifest.max_positions == 256
+    assert manifest.info["training"]["steps"] == 30
+    card = (bundle / "README.md").read_text(encoding="utf-8")
+    assert "concatenation model" in card and "Known limits" in card
+
+
+def test_every_evaluator_runs_on_fixture_data(trained):
+    root, bundle = trained
+    dev = _write_dev(root / "dev")
+    engine = Engine(bundle, device="cpu", threads=1)
+    bleu = run_bleu(engine, [dev / "friends_dev.jsonl"], context=1)
+    assert bleu[0]["sentences"] == 12 and 0.0 <= bleu[0]["bleu"] <= 100.0
+    assert "nrefs:1" in bleu[0]["signature_bleu"]
+    contrastive = run_contrastive(engine, dev / "voita" / "mjpost", ["deixis_dev"], None)
+    overall = [r for r in contrastive if r["subset"] == "all"][0]
+    assert overall["groups"] == 2 and overall["context"] == 3
+    assert {r["subset"] for r in contrastive} == {"all", "ctx_dist=1", "ctx_dist=2"}
+    ctxpro = run_ctxpro(engine, dev / "ctxpro", None, 1)
+    assert [r["rule"] for r in ctxpro] == ["ACC.FORM", "NOM.FORM", "all"]
+    condition = evaluate_condition(engine, dev, 1, 10, 2)
+    record_scores(bundle, [condition])
+    manifest = load_bundle(bundle).manifest
+    assert manifest.scores["context=1"]["friends_bleu"] == condition["friends_bleu"]
+    assert "| context=1 |" in (bundle / "README.md").read_text(encoding="utf-8")
+
+
+def test_exported_model_translates_a_film_through_the_app(trained, tmp_path):
+    _, bundle = trained
+    film = write_srt(tmp_path / "film.srt", "1\n00:00:01,000 --> 00:00:02,000\nThank you very "
+                     "much.\n\n2\n00:00:02,500 --> 00:00:04,000\nWhere is the door?\n")
+    result = CliRunner().invoke(subctx_app, ["translate", str(film), "--model", str(bundle)])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "film.ru.srt").read_text(encoding="utf-8").count("-->") == 2
+
+
+def test_readers_of_the_release_formats(tmp_path):
+    assert detokenize("Didn 't I say , ( really ) ?") == "Didn't I say, (really)?"
+    assert contains_form("Я тебя вижу, ты знаешь.", "Ты")
+    assert not contains_form("Вы знаете.", "ты")
+    dev = _write_dev(tmp_path)
+    groups = read_voita(dev / "voita" / "mjpost", "deixis_dev")
+    assert len(groups) == 2 and groups[1].variants[2] == ["Привет.", "Оно сказало."]
+    assert groups[1].sources == ["Hello there.", "She said it was fine."]
+    items = read_ctxpro(dev / "ctxpro")["formality"]
+    assert items[1].sentences == ["Thank you.", "I do not know.", "Hi."]
