@@ -63,7 +63,7 @@ class ChangesScreen(ModalScreen[bool]):
             lines.append(f"{' ' * (len(str(self.cue_of[c.unit])) + 5)}"
                          f"[green]+ {escape(c.after)}[/green]")
         with Vertical(id="dialog"):
-            yield VerticalScroll(Static("\n".join(lines)))
+            yield VerticalScroll(Static("\n".join(lines)), id="changes")
             with Horizontal(classes="buttons"):
                 yield Button("Keep (k)", id="keep", variant="primary")
                 yield Button("Revert (r)", id="revert")
@@ -106,6 +106,7 @@ class ReviewApp(App[None]):
     ModalScreen { align: center middle; }
     #dialog { width: 90%; max-width: 100; height: auto; max-height: 90%;
               border: thick $accent; background: $surface; padding: 1 2; }
+    #changes { height: auto; max-height: 20; }
     .buttons { height: auto; margin-top: 1; }
     .buttons Button { margin-right: 2; }
     """
