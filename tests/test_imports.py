@@ -1,0 +1,28 @@
+"""DESIGN.md: importing the app never imports torch; training stays importable without the
+app's optional UI packages."""
+
+import subprocess
+import sys
+
+
+def test_app_does_not_import_torch():
+    code = ("import sys, subctx.cli, subctx.engine, subctx.review.app, subctx.review.loader; "
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_training_does_not_need_textual():
+    code = ("import sys; sys.modules['textual'] = None; "
+            "import training.train, training.export, training.evaluate, training.report, "
+            "training.corpora, training.cli; print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_training_loop_runs_without_ctranslate2():
+    """The GPU machine has torch but not ctranslate2: the trainer must not need it."""
+    code = ("import sys; sys.modules['ctranslate2'] = None; sys.modules['textual'] = None; "
+            "import training.train, training.cli, training.corpora; print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "ok", out.stderr
