@@ -53,7 +53,7 @@ def parse_timestamp(value: str) -> float | None:
     if int(minutes) > 59 or int(seconds) > 59:
         return None
     fraction = int(millis.ljust(3, "0")) if millis else 0
-    return int(hours) * 3600 + int(minutes) * 60 + int(seconds) + fraction / 1000
+    return round(int(hours) * 3600 + int(minutes) * 60 + int(seconds) + fraction / 1000, 3)
 
 
 def _is_timing(line: str) -> bool:

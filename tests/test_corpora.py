@@ -112,3 +112,18 @@ def test_jsonl_and_filters(tmp_path):
     # a filtered pair stays as source-side context without a target
     assert [s.tgt for s in kept[0].segments] == ["Привет.", None, None]
     assert [d.doc_id for d in kept] == ["x/1", "x/2"]
+
+
+def test_convert_command_writes_training_jsonl(tmp_path):
+    from typer.testing import CliRunner
+
+    from training.cli import app
+
+    (tmp_path / "p.en").write_text("A.\nB.\n\nC.\n", encoding="utf-8")
+    (tmp_path / "p.ru").write_text("А.\nБ.\n\nВ.\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(app, ["convert", "--out", str(out), "--plain",
+                                      str(tmp_path / "p.en"), str(tmp_path / "p.ru")])
+    assert result.exit_code == 0, result.output
+    docs = list(read_jsonl(out))
+    assert [len(d.segments) for d in docs] == [2, 1] and docs[1].segments[0].tgt == "В."

@@ -32,6 +32,9 @@ def test_render_context_discount_weights_and_shifted_positions():
     assert r.weights == [0.01] * 5 + [1.0] * 4
     plain = render(ex, k=0, sep=4, cd_weight=0.01, shift=16)
     assert plain.src == [10, 11, EOS] and plain.weights == [1.0] * 4
+    # sKto1: source-side context only
+    s2to1 = render(ex, k=2, sep=4, cd_weight=0.01, shift=0, target_context=False)
+    assert s2to1.src[:5] == [5, 4, 6, 7, 4] and s2to1.tgt == [BOS, 20, 21, 22, EOS]
     # a context sentence without a translation: source-side context only
     partial = Example([10], [20], [[5]], [None])
     r = render(partial, k=1, sep=4, cd_weight=0.01, shift=0)

@@ -55,7 +55,7 @@ def export_run(source: Path, out: Path, quantize: str | None = None, max_gap: fl
         architecture=cfg.architecture if cfg.architecture != "concat" else "concat",
         max_positions=model.cfg.max_positions, source_spm="spm.model", target_spm="spm.model",
         context=ContextSettings(max_k=cfg.max_k, default_k=min(default_k, cfg.max_k),
-                                max_gap=max_gap, target_side="prefix",
+                                max_gap=max_gap, target_side=cfg.target_context,
                                 segment_shift=cfg.segment_shift),
         info={"training": info})
     path = export_bundle(model, run_dir / "spm.model", manifest, out, quantization=quantize)

@@ -26,6 +26,8 @@ def train(
     cd_weight: Annotated[float | None, typer.Option(help="Context-discount weight.")] = None,
     segment_shift: Annotated[int | None, typer.Option(help="0 disables shifting.")] = None,
     max_k: Annotated[int | None, typer.Option(help="Most context sentences.")] = None,
+    target_context: Annotated[str | None, typer.Option(
+        help="prefix (sKtoK: context on both sides) or none (sKto1).")] = None,
     budget_minutes: Annotated[float, typer.Option(help="Wall-clock limit (0: none).")] = 0.0,
     max_steps: Annotated[int | None, typer.Option()] = None,
     max_tokens: Annotated[int | None, typer.Option(help="Tokens per batch.")] = None,
@@ -49,6 +51,7 @@ def train(
         k_probs = [1.0 / (max_k + 1)] * (max_k + 1)
     cfg = make_config(preset, architecture=architecture, cd_weight=cd_weight,
                       segment_shift=segment_shift, max_k=max_k, k_probs=k_probs,
+                      target_context=target_context,
                       budget_minutes=budget_minutes, max_steps=max_steps, max_tokens=max_tokens,
                       dropout=dropout, vocab_size=vocab_size, seed=seed)
     trainer = Trainer(cfg, run_dir, read_documents(data), read_documents(dev or []), device)
@@ -65,6 +68,43 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+@app.command()
+def convert(
+    out: Annotated[Path, typer.Option("--out", help="Document .jsonl to write.")],
+    opus_xml: Annotated[Path | None, typer.Option(
+        help="OPUS XCES alignment file (sentence XML files found beside it).")] = None,
+    moses: Annotated[tuple[Path, Path, Path] | None, typer.Option(
+        help="OPUS Moses files: SRC TGT IDS.")] = None,
+    srt_pair: Annotated[tuple[Path, Path] | None, typer.Option(
+        help="English and Russian .srt of one film.")] = None,
+    plain: Annotated[tuple[Path, Path] | None, typer.Option(
+        help="Line-aligned SRC TGT text (empty line = new document).")] = None,
+) -> None:
+    """Turn OPUS, .srt pairs or plain text into the document JSONL that `train` reads."""
+    import json
+
+    from training import corpora
+
+    docs = []
+    if opus_xml:
+        docs += list(corpora.read_opus_xml(opus_xml))
+    if moses and moses[0]:
+        docs += list(corpora.read_moses_with_ids(*moses))
+    if srt_pair and srt_pair[0]:
+        docs.append(corpora.align_srt_pair(*srt_pair))
+    if plain and plain[0]:
+        docs += list(corpora.read_plain(*plain))
+    if not docs:
+        raise typer.BadParameter("give at least one of --opus-xml, --moses, --srt-pair, --plain")
+    with open(out, "w", encoding="utf-8") as handle:
+        for doc in docs:
+            segments = [{"src": s.src, "tgt": s.tgt, "start": s.start, "end": s.end}
+                        for s in doc.segments]
+            handle.write(json.dumps({"doc": doc.doc_id, "domain": doc.domain,
+                                     "segments": segments}, ensure_ascii=False) + "\n")
+    typer.echo(f"{len(docs)} documents, {sum(len(d.segments) for d in docs)} segments -> {out}")
 
 
 @app.command()

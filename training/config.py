@@ -19,6 +19,7 @@ class TrainConfig:
     vocab_size: int = 8000
     # context (concat only)
     max_k: int = 3
+    target_context: str = "prefix"  # 'prefix': sKtoK (context on both sides); 'none': sKto1
     k_probs: list[float] = field(default_factory=lambda: [0.3, 0.4, 0.2, 0.1])
     cd_weight: float = 0.01
     segment_shift: int = 16
@@ -41,6 +42,8 @@ class TrainConfig:
             raise ValueError(f"unknown architecture {self.architecture!r}")
         if self.architecture == "transformer":
             self.max_k, self.k_probs, self.segment_shift = 0, [1.0], 0
+        if self.target_context not in ("prefix", "none"):
+            raise ValueError("target_context is 'prefix' (sKtoK) or 'none' (sKto1)")
         if len(self.k_probs) != self.max_k + 1:
             raise ValueError("k_probs needs one weight for each K in 0..max_k")
 

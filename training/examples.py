@@ -59,15 +59,18 @@ def tokenize_documents(docs: list[Document], sp: spm.SentencePieceProcessor, max
     return examples
 
 
-def render(ex: Example, k: int, sep: int, cd_weight: float, shift: int) -> Rendered:
-    """Lay out an example with its last `k` context segments (fewer if not available)."""
+def render(ex: Example, k: int, sep: int, cd_weight: float, shift: int,
+           target_context: bool = True) -> Rendered:
+    """Lay out an example with its last `k` context segments (fewer if not available);
+    `target_context=False` gives the sKto1 layout (source-side context only)."""
     k = min(k, len(ex.src_ctx))
     src_ctx = ex.src_ctx[len(ex.src_ctx) - k:]
     tgt_ctx = ex.tgt_ctx[len(ex.tgt_ctx) - k:]
     src, segments = encoder_tokens(src_ctx, ex.src, sep, EOS)
     positions = shifted_positions(segments, shift) if shift else list(range(len(src)))
     # target-side context only when every context segment has a translation
-    prefix = decoder_prefix(tgt_ctx, sep) if k and all(t is not None for t in tgt_ctx) else []
+    both_sides = target_context and k and all(t is not None for t in tgt_ctx)
+    prefix = decoder_prefix(tgt_ctx, sep) if both_sides else []
     tgt = [BOS, *prefix, *ex.tgt, EOS]
     weights = [cd_weight] * len(prefix) + [1.0] * (len(ex.tgt) + 1)
     return Rendered(src, positions, tgt, weights)
@@ -110,12 +113,13 @@ def collate(items: list[Rendered]) -> Batch:
 
 def epoch_batches(examples: list[Example], epoch: int, seed: int, max_tokens: int,
                   k_probs: list[float], sep: int, cd_weight: float, shift: int,
-                  ) -> list[list[Rendered]]:
+                  target_context: bool = True) -> list[list[Rendered]]:
     """Deterministic (seed, epoch) -> list of batches, each within `max_tokens` padded tokens
     on either side; similar lengths are grouped, then batch order is shuffled."""
     rng = random.Random(seed * 1_000_003 + epoch)
     ks = rng.choices(range(len(k_probs)), weights=k_probs, k=len(examples))
-    rendered = [render(ex, k, sep, cd_weight, shift) for ex, k in zip(examples, ks, strict=True)]
+    rendered = [render(ex, k, sep, cd_weight, shift, target_context)
+                for ex, k in zip(examples, ks, strict=True)]
     order = sorted(range(len(rendered)),
                    key=lambda i: (max(len(rendered[i].src), len(rendered[i].tgt)), rng.random()))
     batches: list[list[Rendered]] = []

@@ -187,8 +187,8 @@ class Trainer:
             return {}
         self.model.eval()
         k = min(1, self.cfg.max_k)
-        rendered = [render(ex, k, self.sep, self.cfg.cd_weight, self.cfg.segment_shift)
-                    for ex in self.dev_examples]
+        rendered = [render(ex, k, self.sep, self.cfg.cd_weight, self.cfg.segment_shift,
+                           self.cfg.target_context == "prefix") for ex in self.dev_examples]
         rendered.sort(key=lambda r: len(r.src))
         nll = correct = tokens = 0.0
         for i in range(0, len(rendered), 64):
@@ -225,7 +225,8 @@ class Trainer:
                                      status="")
             while self.step < cfg.max_steps:
                 batches = epoch_batches(self.train_examples, self.epoch, cfg.seed, cfg.max_tokens,
-                                        cfg.k_probs, self.sep, cfg.cd_weight, cfg.segment_shift)
+                                        cfg.k_probs, self.sep, cfg.cd_weight, cfg.segment_shift,
+                                        cfg.target_context == "prefix")
                 batches = batches[self.info.rank::self.info.world]
                 stop = False
                 while self.batch_in_epoch < len(batches):
