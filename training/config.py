@@ -59,7 +59,8 @@ class TrainConfig:
 PRESETS: dict[str, dict] = {
     # about 8M parameters: trains on 2 CPU cores in an hour or two
     "cpu-small": dict(d_model=256, n_heads=4, ff_dim=1024, enc_layers=3, dec_layers=3,
-                      dropout=0.1, vocab_size=8000, max_tokens=3000, warmup=800, eval_every=400),
+                      dropout=0.1, vocab_size=8000, max_tokens=3000, warmup=400, lr=1.0,
+                      eval_every=300),
     # about 50M parameters: the Transformer-base of Vaswani et al. with low-resource dropout
     "gpu-base": dict(d_model=512, n_heads=8, ff_dim=2048, enc_layers=6, dec_layers=6,
                      dropout=0.3, vocab_size=16000, max_tokens=16000, warmup=2000,
