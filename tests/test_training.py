@@ -1,6 +1,7 @@
 """Tiny CPU training runs on fixture documents (seconds each)."""
 
 import shutil
+from functools import partial
 
 import pytest
 import torch
@@ -54,8 +55,9 @@ def test_discounted_loss_counts_current_tokens_only():
 
 def test_batches_respect_token_budget_and_are_deterministic():
     ex = [Example([1] * n, [2] * n, [], []) for n in range(1, 60)]
-    a = epoch_batches(ex, 0, 1, 100, [1.0], 4, 0.01, 0)
-    b = epoch_batches(ex, 0, 1, 100, [1.0], 4, 0.01, 0)
+    renderer = partial(render, sep=4, cd_weight=0.01, shift=0)
+    a = epoch_batches(ex, 0, 1, 100, [1.0], renderer)
+    b = epoch_batches(ex, 0, 1, 100, [1.0], renderer)
     assert [[len(r.src) for r in batch] for batch in a] == [[len(r.src) for r in batch]
                                                             for batch in b]
     for batch in a:

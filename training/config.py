@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 
+ARCHITECTURES = ("transformer", "concat", "context_encoder", "capsule")
+
 
 @dataclass
 class TrainConfig:
-    # architecture: 'transformer' (sentence-level) or 'concat' (Lupo et al. 2022)
+    # architecture: 'transformer' (sentence-level), 'concat' (Lupo et al. 2022),
+    # 'context_encoder' (Voita et al. 2018) or 'capsule' (Yang et al. 2019)
     architecture: str = "concat"
     d_model: int = 256
     n_heads: int = 4
@@ -38,10 +41,15 @@ class TrainConfig:
     seed: int = 1234
 
     def validate(self) -> None:
-        if self.architecture not in ("transformer", "concat"):
+        if self.architecture not in ARCHITECTURES:
             raise ValueError(f"unknown architecture {self.architecture!r}")
         if self.architecture == "transformer":
             self.max_k, self.k_probs, self.segment_shift = 0, [1.0], 0
+        if self.architecture == "context_encoder":  # the previous sentence, or none after a gap
+            self.max_k, self.segment_shift = 1, 0
+            self.k_probs = self.k_probs if len(self.k_probs) == 2 else [0.2, 0.8]
+        if self.architecture == "capsule":  # up to 3 previous sentences (Yang et al.)
+            self.segment_shift = 0
         if self.target_context not in ("prefix", "none"):
             raise ValueError("target_context is 'prefix' (sKtoK) or 'none' (sKto1)")
         if len(self.k_probs) != self.max_k + 1:

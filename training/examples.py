@@ -9,7 +9,8 @@ subctx.layout; target-side context tokens get loss weight `cd_weight` (context d
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 import sentencepiece as spm
@@ -38,6 +39,12 @@ class Rendered:
     positions: list[int]
     tgt: list[int]  # <s> ... </s>
     weights: list[float]  # one per predicted token (len(tgt) - 1)
+    ctx: list[int] = field(default_factory=list)  # separate context (multi-encoder models)
+    ctx_dist: list[int] = field(default_factory=list)  # each context token's sentence distance
+
+    @property
+    def size(self) -> int:
+        return max(len(self.src) + len(self.ctx), len(self.tgt))
 
 
 def tokenize_documents(docs: list[Document], sp: spm.SentencePieceProcessor, max_k: int,
@@ -76,6 +83,20 @@ def render(ex: Example, k: int, sep: int, cd_weight: float, shift: int,
     return Rendered(src, positions, tgt, weights)
 
 
+def render_separate(ex: Example, k: int, ctx_bos: int) -> Rendered:
+    """Layout for multi-encoder models: the current pair as a sentence-level example, and the
+    last `k` source context sentences apart: <ctx> s_k </s> ... s_1 </s>, each token tagged with
+    its sentence's distance (1 = the previous sentence; 0 for <ctx>)."""
+    k = min(k, len(ex.src_ctx))
+    ctx, dist = [ctx_bos], [0]
+    for i, sentence in enumerate(ex.src_ctx[len(ex.src_ctx) - k:]):
+        ctx += [*sentence, EOS]
+        dist += [k - i] * (len(sentence) + 1)
+    src = [*ex.src, EOS]
+    return Rendered(src, list(range(len(src))), [BOS, *ex.tgt, EOS], [1.0] * (len(ex.tgt) + 1),
+                    ctx, dist)
+
+
 @dataclass
 class Batch:
     src: torch.Tensor
@@ -83,10 +104,13 @@ class Batch:
     tgt_in: torch.Tensor
     tgt_out: torch.Tensor
     weights: torch.Tensor
+    ctx: torch.Tensor
+    ctx_dist: torch.Tensor
 
     def to(self, device: torch.device | str) -> Batch:
         return Batch(*(t.to(device, non_blocking=True) for t in
-                       (self.src, self.positions, self.tgt_in, self.tgt_out, self.weights)))
+                       (self.src, self.positions, self.tgt_in, self.tgt_out, self.weights,
+                        self.ctx, self.ctx_dist)))
 
     @property
     def target_tokens(self) -> int:
@@ -102,32 +126,37 @@ def collate(items: list[Rendered]) -> Batch:
     tin = np.full((n, t), PAD, dtype=np.int64)
     tout = np.full((n, t), PAD, dtype=np.int64)
     w = np.zeros((n, t), dtype=np.float32)
+    c = max(len(r.ctx) for r in items)
+    ctx = np.full((n, c), PAD, dtype=np.int64)
+    dist = np.zeros((n, c), dtype=np.int64)
     for i, r in enumerate(items):
         src[i, : len(r.src)] = r.src
         pos[i, : len(r.positions)] = r.positions
         tin[i, : len(r.tgt) - 1] = r.tgt[:-1]
         tout[i, : len(r.tgt) - 1] = r.tgt[1:]
         w[i, : len(r.weights)] = r.weights
-    return Batch(*(torch.from_numpy(a) for a in (src, pos, tin, tout, w)))
+        ctx[i, : len(r.ctx)] = r.ctx
+        dist[i, : len(r.ctx_dist)] = r.ctx_dist
+    return Batch(*(torch.from_numpy(a) for a in (src, pos, tin, tout, w, ctx, dist)))
+
+
+Renderer = Callable[[Example, int], Rendered]
 
 
 def epoch_batches(examples: list[Example], epoch: int, seed: int, max_tokens: int,
-                  k_probs: list[float], sep: int, cd_weight: float, shift: int,
-                  target_context: bool = True) -> list[list[Rendered]]:
+                  k_probs: list[float], renderer: Renderer) -> list[list[Rendered]]:
     """Deterministic (seed, epoch) -> list of batches, each within `max_tokens` padded tokens
     on either side; similar lengths are grouped, then batch order is shuffled."""
     rng = random.Random(seed * 1_000_003 + epoch)
     ks = rng.choices(range(len(k_probs)), weights=k_probs, k=len(examples))
-    rendered = [render(ex, k, sep, cd_weight, shift, target_context)
-                for ex, k in zip(examples, ks, strict=True)]
-    order = sorted(range(len(rendered)),
-                   key=lambda i: (max(len(rendered[i].src), len(rendered[i].tgt)), rng.random()))
+    rendered = [renderer(ex, k) for ex, k in zip(examples, ks, strict=True)]
+    order = sorted(range(len(rendered)), key=lambda i: (rendered[i].size, rng.random()))
     batches: list[list[Rendered]] = []
     current: list[Rendered] = []
     longest = 0
     for i in order:
         r = rendered[i]
-        size = max(len(r.src), len(r.tgt))
+        size = r.size
         if current and max(longest, size) * (len(current) + 1) > max_tokens:
             batches.append(current)
             current, longest = [], 0

@@ -171,15 +171,21 @@ class Transformer(nn.Module):
         memory, mask = self.encode(src, src_positions)
         return self.decode(tgt_in, memory, mask)[0]
 
+    def forward_batch(self, batch) -> tuple[Tensor, Tensor]:
+        """Logits for a training batch, and an auxiliary loss (none here)."""
+        return self(batch.src, batch.tgt_in, batch.positions), batch.src.new_zeros((),
+                                                                                 dtype=torch.float)
+
     @torch.no_grad()
     def greedy(self, src: Tensor, bos: int, eos: int, max_len: int,
                prefix: list[list[int]] | None = None,
-               src_positions: Tensor | None = None) -> list[list[int]]:
+               src_positions: Tensor | None = None, **context: Tensor) -> list[list[int]]:
         """Plain greedy decoding (no KV cache); forced `prefix` tokens come first.
+        `context` goes to `encode` (multi-encoder models).
 
         Returns generated ids after <s> (prefix included, eos excluded) per sentence.
         """
-        memory, mask = self.encode(src, src_positions)
+        memory, mask = self.encode(src, src_positions, **context)
         batch = src.size(0)
         prefix = prefix or [[] for _ in range(batch)]
         out: list[list[int]] = [[] for _ in range(batch)]

@@ -11,6 +11,7 @@ import random
 import shutil
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -31,9 +32,11 @@ from training.config import TrainConfig
 from training.data import Document, filter_documents
 from training.examples import (
     Example,
+    Renderer,
     collate,
     epoch_batches,
     render,
+    render_separate,
     tokenize_documents,
 )
 from training.loss import discounted_loss
@@ -47,6 +50,35 @@ def model_config(cfg: TrainConfig, vocab_size: int) -> ModelConfig:
     return ModelConfig(vocab_size=vocab_size, d_model=cfg.d_model, n_heads=cfg.n_heads,
                        ff_dim=cfg.ff_dim, enc_layers=cfg.enc_layers, dec_layers=cfg.dec_layers,
                        dropout=cfg.dropout, max_positions=cfg.max_positions)
+
+
+def build_model(cfg: TrainConfig, model_cfg: ModelConfig) -> Transformer:
+    """The network for an architecture: the concatenation model is the plain Transformer fed
+    concatenated input; the multi-encoder models have their own modules."""
+    if cfg.architecture in ("transformer", "concat"):
+        return Transformer(model_cfg)
+    from training.context_models import build_context_model
+
+    return build_context_model(cfg, model_cfg)
+
+
+def make_renderer(cfg: TrainConfig, sep: int, ctx_bos: int) -> Renderer:
+    """How an example is laid out for this architecture (see training.examples)."""
+    if cfg.architecture in ("transformer", "concat"):
+        return partial(render, sep=sep, cd_weight=cfg.cd_weight, shift=cfg.segment_shift,
+                       target_context=cfg.target_context == "prefix")
+    return partial(render_separate, ctx_bos=ctx_bos)
+
+
+class BatchForward(torch.nn.Module):
+    """Wraps a model so that DDP sees one forward(batch) -> (logits, auxiliary loss)."""
+
+    def __init__(self, model: Transformer):
+        super().__init__()
+        self.model = model
+
+    def forward(self, batch):
+        return self.model.forward_batch(batch)
 
 
 def noam_lr(cfg: TrainConfig, step: int) -> float:
@@ -130,7 +162,8 @@ class Trainer:
         self.train_examples = tokenize_documents(train_docs, self.sp, cfg.max_k, cfg.max_gap)
         self.dev_examples = tokenize_documents(dev_docs, self.sp, cfg.max_k, cfg.max_gap)[:1000]
         self.model_cfg = model_config(cfg, self.sp.get_piece_size())
-        self.model = Transformer(self.model_cfg).to(self.device)
+        self.model = build_model(cfg, self.model_cfg).to(self.device)
+        self.renderer = make_renderer(cfg, self.sep, self.sp.piece_to_id("<ctx>"))
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=0.0, betas=(0.9, 0.98),
                                           eps=1e-9)
         self.step, self.epoch, self.batch_in_epoch = 0, 0, 0
@@ -138,10 +171,10 @@ class Trainer:
         (self.run_dir / "config.json").write_text(json.dumps(
             {"train": cfg.to_dict(), "model": self.model_cfg.to_dict()}, indent=1))
         self._resume()
-        self.net = self.model
+        self.net = BatchForward(self.model)
         if self.info.world > 1:
             self.net = torch.nn.parallel.DistributedDataParallel(
-                self.model, device_ids=[self.device.index] if self.device.type == "cuda" else None)
+                self.net, device_ids=[self.device.index] if self.device.type == "cuda" else None)
 
     # -- checkpoints -------------------------------------------------------------------------
     @property
@@ -187,14 +220,13 @@ class Trainer:
             return {}
         self.model.eval()
         k = min(1, self.cfg.max_k)
-        rendered = [render(ex, k, self.sep, self.cfg.cd_weight, self.cfg.segment_shift,
-                           self.cfg.target_context == "prefix") for ex in self.dev_examples]
+        rendered = [self.renderer(ex, k) for ex in self.dev_examples]
         rendered.sort(key=lambda r: len(r.src))
         nll = correct = tokens = 0.0
         for i in range(0, len(rendered), 64):
             batch = collate(rendered[i:i + 64]).to(self.device)
             with self._autocast():
-                logits = self.model(batch.src, batch.tgt_in, batch.positions)
+                logits, _ = self.model.forward_batch(batch)
             out = discounted_loss(logits, batch.tgt_out, batch.weights, 0.0)
             nll, correct, tokens = nll + out.nll_sum, correct + out.correct, tokens + out.tokens
         self.model.train()
@@ -225,8 +257,7 @@ class Trainer:
                                      status="")
             while self.step < cfg.max_steps:
                 batches = epoch_batches(self.train_examples, self.epoch, cfg.seed, cfg.max_tokens,
-                                        cfg.k_probs, self.sep, cfg.cd_weight, cfg.segment_shift,
-                                        cfg.target_context == "prefix")
+                                        cfg.k_probs, self.renderer)
                 batches = batches[self.info.rank::self.info.world]
                 stop = False
                 while self.batch_in_epoch < len(batches):
@@ -236,11 +267,11 @@ class Trainer:
                     for group in self.optimizer.param_groups:
                         group["lr"] = lr
                     with self._autocast():
-                        logits = self.net(batch.src, batch.tgt_in, batch.positions)
+                        logits, aux_loss = self.net(batch)
                     out = discounted_loss(logits, batch.tgt_out, batch.weights,
                                           cfg.label_smoothing)
                     self.optimizer.zero_grad(set_to_none=True)
-                    out.loss.backward()
+                    (out.loss + aux_loss).backward()
                     torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.clip_norm)
                     self.optimizer.step()
                     self.step += 1

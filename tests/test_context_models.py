@@ -1,0 +1,107 @@
+"""The multi-encoder models: shapes, the gate, routing, the regulariser, a few training steps."""
+
+import pytest
+import torch
+
+from tests.test_training import fixture_docs
+from training.config import make_config
+from training.context_models import (
+    CapsuleTransformer,
+    ContextEncoderTransformer,
+    Routing,
+    pearson,
+    squash,
+)
+from training.examples import EOS, Example, collate, render_separate
+from training.model import ModelConfig
+from training.train import Trainer
+
+CFG = ModelConfig(vocab_size=50, d_model=16, n_heads=2, ff_dim=32, enc_layers=2, dec_layers=1,
+                  max_positions=64, dropout=0.0)
+
+
+def _batch():
+    examples = [Example([10, 11, 12], [20, 21], [[5, 6], [7]], [[8], None]),
+                Example([13], [22, 23, 24], [], [])]
+    return collate([render_separate(examples[0], 2, ctx_bos=5),
+                    render_separate(examples[1], 2, ctx_bos=5)])
+
+
+def test_render_separate_layout():
+    r = render_separate(Example([10, 11], [20], [[5, 6], [7]], [[8], [9]]), 2, ctx_bos=4)
+    assert r.src == [10, 11, EOS] and r.tgt == [2, 20, EOS]
+    assert r.ctx == [4, 5, 6, EOS, 7, EOS] and r.ctx_dist == [0, 2, 2, 2, 1, 1]
+    assert render_separate(Example([10], [20], [], []), 3, ctx_bos=4).ctx == [4]
+
+
+def test_squash_and_pearson():
+    s = torch.tensor([[3.0, 4.0]])
+    assert squash(s).norm().item() == pytest.approx(25 / 26, rel=1e-5)
+    a = torch.tensor([1.0, 2.0, 3.0])
+    assert pearson(a, 2 * a + 1).item() == pytest.approx(1.0, abs=1e-6)
+    assert pearson(a, -a).item() == pytest.approx(-1.0, abs=1e-6)
+
+
+def test_routing_ignores_padding_and_couplings_sum_to_one():
+    torch.manual_seed(0)
+    routing = Routing(8, 8, n_out=4, iterations=4, guided=True)
+    words = torch.randn(2, 5, 8)
+    mask = torch.tensor([[True] * 5, [True, True, False, False, False]])
+    v, coupling = routing(words, mask, torch.randn(2, 8))
+    assert v.shape == (2, 4, 8)
+    assert torch.allclose(coupling[0].sum(-1), torch.ones(5), atol=1e-5)
+    assert torch.all(coupling[1, 2:] == 0)
+    changed = words.clone()
+    changed[1, 2:] = 100.0  # padding must not matter
+    v2, _ = routing(changed, mask, routing.query.weight.new_zeros(2, 8) + 0)
+    v3, _ = routing(words, mask, routing.query.weight.new_zeros(2, 8) + 0)
+    assert torch.allclose(v2[1], v3[1], atol=1e-5)
+
+
+@pytest.mark.parametrize("cls", [ContextEncoderTransformer, CapsuleTransformer])
+def test_forward_and_greedy(cls):
+    torch.manual_seed(0)
+    model = cls(CFG).eval()
+    batch = _batch()
+    logits, aux = model.forward_batch(batch)
+    assert logits.shape == (2, batch.tgt_in.shape[1], 50) and aux.item() == 0.0
+    out = model.greedy(batch.src, 2, 3, 5, ctx=batch.ctx, ctx_dist=batch.ctx_dist)
+    assert len(out) == 2
+    # the context changes the encoding of the same source
+    other = batch.ctx.clone()
+    other[0, 1] = 30
+    a = model.encode(batch.src, None, batch.ctx, batch.ctx_dist)[0]
+    b = model.encode(batch.src, None, other, batch.ctx_dist)[0]
+    assert not torch.allclose(a[0], b[0])
+    assert torch.allclose(a[1], b[1])
+
+
+def test_context_encoder_gate_and_attention():
+    torch.manual_seed(0)
+    model = ContextEncoderTransformer(CFG).eval()
+    batch = _batch()
+    model.encode(batch.src, None, batch.ctx, batch.ctx_dist, need_weights=True)
+    gate = model.source_last.last_gate
+    assert gate is not None and torch.all((gate > 0) & (gate < 1))
+    att = model.context_attention
+    assert att.shape == (2, batch.src.shape[1], batch.ctx.shape[1])
+    assert torch.allclose(att.sum(-1), torch.ones_like(att.sum(-1)), atol=1e-5)
+
+
+def test_capsule_regulariser_is_added_in_training():
+    torch.manual_seed(0)
+    model = CapsuleTransformer(CFG).train()
+    _, aux = model.forward_batch(_batch())
+    assert 0.0 < aux.item() <= 0.2 + 1e-6
+    aux.backward()
+    assert model.src_plain.predict.weight.grad is not None
+
+
+@pytest.mark.parametrize("arch", ["context_encoder", "capsule"])
+def test_trainer_trains_multi_encoder_models(tmp_path, arch):
+    cfg = make_config("tiny", architecture=arch, max_steps=25, lr=5.0, enc_layers=2)
+    trainer = Trainer(cfg, tmp_path / arch, fixture_docs(), fixture_docs(1), device="cpu",
+                      quiet=True)
+    before = trainer.evaluate()["dev_nll"]
+    trainer.train()
+    assert trainer.evaluate()["dev_nll"] < before
