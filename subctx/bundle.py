@@ -119,6 +119,8 @@ def load_bundle(path: str | Path) -> Bundle:
     required = list(dict.fromkeys([manifest.source_spm, manifest.target_spm]))
     if manifest.backend == "ctranslate2":
         required += ["model.bin", "config.json"]
+    else:
+        required += ["model.json"]
     missing = [name for name in required if not (path / name).is_file()]
     if missing:
         raise BundleError(f"{path}: incomplete bundle, missing {', '.join(missing)}")

@@ -148,10 +148,10 @@ def translate(
         raise typer.Exit(1 if failed else 0)
 
     try:
-        from subctx.engine import Engine  # deferred: loading CTranslate2 takes a moment
+        from subctx.engine import open_engine  # deferred: loading CTranslate2 takes a moment
 
         bundle = load_bundle(model if model is not None else default_bundle_path())
-        engine = Engine(bundle, device=device, compute_type=compute_type, threads=threads)
+        engine = open_engine(bundle, device=device, compute_type=compute_type, threads=threads)
     except BundleError as problem:
         if model is None and not default_bundle_path().exists():
             raise fail("no model installed: the embedded default bundle is missing "

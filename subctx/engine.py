@@ -213,3 +213,15 @@ class Engine:
         for i, candidate in enumerate(candidates):
             out.append(Hypothesis(candidate, scored[i]))
         return out
+
+
+def open_engine(bundle: Bundle | str | Path, device: str = "auto", compute_type: str = "auto",
+                threads: int = 0):
+    """The engine a bundle's manifest asks for: CTranslate2, or PyTorch for the architectures
+    CTranslate2 cannot run."""
+    bundle = bundle if isinstance(bundle, Bundle) else load_bundle(bundle)
+    if bundle.manifest.backend == "torch":
+        from subctx.torch_backend import TorchEngine
+
+        return TorchEngine(bundle, device=device, threads=threads)
+    return Engine(bundle, device=device, compute_type=compute_type, threads=threads)

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
 import torch
 
 from subctx.bundle import ContextSettings, Manifest, load_bundle, write_manifest
-from training.checkpoint import load_model_state, read_meta
+from training.checkpoint import load_model_state, read_meta, save_chunked
 from training.config import TrainConfig
 from training.export import export_bundle
 from training.model import ModelConfig, Transformer
-from training.train import load_final_model
+from training.train import build_model, load_final_model
 
 
 def _load(source: Path) -> tuple[Transformer, TrainConfig, Path, dict]:
@@ -21,13 +22,16 @@ def _load(source: Path) -> tuple[Transformer, TrainConfig, Path, dict]:
     source = Path(source)
     if (source / "meta.json").exists():
         meta = read_meta(source)
-        model = Transformer(ModelConfig(**meta["model"]))
-        model.load_state_dict(load_model_state(source))
-        run_dir = source.parent.parent
         cfg = TrainConfig.from_dict(meta["config"])
-        return model.eval(), cfg, run_dir, {"weights": source.name}
+        model = build_model(cfg, ModelConfig(**meta["model"]))
+        model.load_state_dict(load_model_state(source))
+        return model.eval(), cfg, source.parent.parent, {"weights": source.name}
     model, cfg = load_final_model(source)
-    return model, cfg, source, {"weights": "average of the last checkpoints"}
+    final = source / "final.json"
+    chosen = json.loads(final.read_text())["averaged_checkpoints"] if final.exists() else []
+    weights = (f"average of {', '.join(chosen)}" if len(chosen) > 1
+               else chosen[0] if chosen else "last checkpoint")
+    return model, cfg, source, {"weights": weights}
 
 
 def _training_info(run_dir: Path, cfg: TrainConfig, extra: dict) -> dict:
@@ -51,16 +55,42 @@ def export_run(source: Path, out: Path, quantize: str | None = None, max_gap: fl
     info["parameters"] = sum(p.numel() for p in model.parameters())
     info["device"] = "cuda" if torch.cuda.is_available() else "cpu"
     info["quantization"] = quantize or "float32"
+    torch_backend = cfg.architecture in ("context_encoder", "capsule")
     manifest = Manifest(
-        architecture=cfg.architecture if cfg.architecture != "concat" else "concat",
+        architecture=cfg.architecture, backend="torch" if torch_backend else "ctranslate2",
         max_positions=model.cfg.max_positions, source_spm="spm.model", target_spm="spm.model",
         context=ContextSettings(max_k=cfg.max_k, default_k=min(default_k, cfg.max_k),
-                                max_gap=max_gap, target_side=cfg.target_context,
+                                max_gap=max_gap,
+                                target_side="none" if torch_backend else cfg.target_context,
                                 segment_shift=cfg.segment_shift),
         info={"training": info})
-    path = export_bundle(model, run_dir / "spm.model", manifest, out, quantization=quantize)
+    if torch_backend:
+        info["quantization"] = "float32"
+        path = export_torch_bundle(model, run_dir / "spm.model", manifest, out)
+    else:
+        path = export_bundle(model, run_dir / "spm.model", manifest, out, quantization=quantize)
     (path / "README.md").write_text(model_card(load_bundle(path).manifest), encoding="utf-8")
     return path
+
+
+def export_torch_bundle(model: Transformer, spm_model: Path, manifest: Manifest,
+                        out: Path) -> Path:
+    """Bundle for the PyTorch backend: weights in <=16 MiB safetensors chunks + model.json."""
+    import sentencepiece as spm
+
+    pieces = spm.SentencePieceProcessor(model_file=str(spm_model)).get_piece_size()
+    if pieces != model.cfg.vocab_size:
+        raise ValueError(f"tokenizer has {pieces} pieces, model {model.cfg.vocab_size}")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("model-*.safetensors"):
+        old.unlink()
+    save_chunked(model.state_dict(), out, "model")
+    (out / "model.json").write_text(json.dumps(
+        {"architecture": manifest.architecture, "model": model.cfg.to_dict()}, indent=1))
+    shutil.copyfile(spm_model, out / manifest.source_spm)
+    write_manifest(out, manifest)
+    return out
 
 
 def record_scores(bundle_dir: Path, conditions: list[dict]) -> None:
@@ -80,7 +110,12 @@ def model_card(manifest: Manifest) -> str:
     arch = {"concat": "concatenation model (Lupo et al. 2022): context sentences concatenated "
                       f"on both sides, context-discounted loss (CD = {cfg.get('cd_weight')}), "
                       f"segment-shifted encoder positions (shift {ctx.segment_shift})",
-            "transformer": "sentence-level Transformer (no context)"}.get(
+            "transformer": "sentence-level Transformer (no context)",
+            "context_encoder": "context-aware encoder (Voita et al. 2018): shared first N-1 "
+                               "encoder layers, gated attention to the previous sentence; "
+                               "served with PyTorch",
+            "capsule": "query-guided capsule network (Yang et al. 2019) over up to 3 previous "
+                       "sentences; served with PyTorch"}.get(
         manifest.architecture, manifest.architecture)
     lines = [
         f"# subctx model: {manifest.source_lang}→{manifest.target_lang}, {manifest.architecture}",

@@ -22,7 +22,8 @@ def train(
     run_dir: Annotated[Path, typer.Option("--run", help="Run folder (resumes if it exists).")],
     dev: Annotated[list[Path] | None, typer.Option(help="Dev .jsonl for early stopping.")] = None,
     preset: Annotated[str, typer.Option(help="cpu-small, gpu-base or tiny.")] = "cpu-small",
-    architecture: Annotated[str, typer.Option(help="transformer or concat.")] = "concat",
+    architecture: Annotated[str, typer.Option(
+        help="transformer, concat, context_encoder or capsule.")] = "concat",
     cd_weight: Annotated[float | None, typer.Option(help="Context-discount weight.")] = None,
     segment_shift: Annotated[int | None, typer.Option(help="0 disables shifting.")] = None,
     max_k: Annotated[int | None, typer.Option(help="Most context sentences.")] = None,
@@ -149,9 +150,9 @@ def _json_out(path: Path | None, data: dict) -> None:
 
 
 def _engine(model: Path, device: str, threads: int):
-    from subctx.engine import Engine
+    from subctx.engine import open_engine
 
-    return Engine(model, device=device, compute_type="auto", threads=threads)
+    return open_engine(model, device=device, compute_type="auto", threads=threads)
 
 
 @app.command()
@@ -213,6 +214,41 @@ def evaluate_ctxpro(
     _json_out(json_file, {"ctxpro": rows})
 
 
+@app.command("analyze-attention")
+def analyze_attention(
+    run_dir: Annotated[Path, typer.Argument(help="A context_encoder run folder.")],
+    data: Annotated[list[Path], typer.Option(help="Document .jsonl to analyse.")],
+    out: Annotated[Path, typer.Option(help="Folder for the PNG plots and attention.json.")],
+    limit: Annotated[int, typer.Option(help="Most examples.")] = 5000,
+) -> None:
+    """Attention to context per word, by length and by position; one pronoun heatmap."""
+    import sentencepiece as spm
+
+    from training import attention
+    from training.context_models import ContextEncoderTransformer
+    from training.data import read_documents
+    from training.examples import tokenize_documents
+    from training.train import load_final_model
+
+    model, cfg = load_final_model(run_dir)
+    if not isinstance(model, ContextEncoderTransformer):
+        raise typer.BadParameter(f"{run_dir} is a {cfg.architecture} run, not context_encoder")
+    sp = spm.SentencePieceProcessor(model_file=str(run_dir / "spm.model"))
+    examples = tokenize_documents(read_documents(data), sp, 1, cfg.max_gap)[:limit]
+    ctx_bos = sp.piece_to_id("<ctx>")
+    stats = attention.analyse(model, sp, examples, ctx_bos)
+    paths = attention.plot(stats, out)
+    example = attention.pronoun_example(examples, sp)
+    if example is not None:
+        paths.append(attention.heatmap(model, sp, example, ctx_bos, out / "attention_heatmap.png"))
+    paths.append(attention.write_report(stats, out))
+    typer.echo(f"{stats['examples']} examples; mean attention to context words "
+               f"{stats['overall']:.3f}; top words: "
+               + ", ".join(f"{w} {m:.3f}" for w, m in stats["top10"]))
+    for path in paths:
+        typer.echo(f"wrote {path}")
+
+
 @app.command("dev-report")
 def dev_report(
     models: Annotated[list[Path], typer.Argument(help="Bundle folders.")],
@@ -222,11 +258,14 @@ def dev_report(
     threads: Annotated[int, typer.Option()] = 0,
     record: Annotated[bool, typer.Option(help="Write scores into each bundle's manifest "
                                               "and model card.")] = False,
+    random_control: Annotated[bool, typer.Option(
+        help="Also run context models with a random context sentence.")] = False,
     json_file: Annotated[Path | None, typer.Option("--json")] = None,
 ) -> None:
     """The dev table for one or more bundles, with context and with --context 0."""
     from training.report import full_dev_report, show_dev_table
 
-    report = full_dev_report(models, dev_root, ctxpro_limit, beam, threads, record)
+    report = full_dev_report(models, dev_root, ctxpro_limit, beam, threads, record,
+                             random_control)
     show_dev_table(report)
     _json_out(json_file, report)

@@ -66,6 +66,39 @@ def bleu_chrf(name: str, docs: list[Document], outputs: list[list[str]]) -> Corp
                        str(bleu.get_signature()), str(chrf.get_signature()), hyps)
 
 
+class RandomContext:
+    """The control of Voita et al. 2018: the same model fed a *random* context sentence (on
+    both sides: a random pair from `pool`) should fall back to sentence-level quality."""
+
+    def __init__(self, engine, pool: list[tuple[str, str]], seed: int = 0):
+        import random
+
+        self.engine, self.pool, self.rng = engine, pool, random.Random(seed)
+        self.max_context = engine.max_context
+        self.uses_target_context = engine.uses_target_context
+        self.manifest = engine.manifest
+
+    def _swap(self, request: Request) -> Request:
+        n = len(request.source_context)
+        pairs = [self.rng.choice(self.pool) for _ in range(n)]
+        return Request(request.text, tuple(s for s, _ in pairs), tuple(t for _, t in pairs))
+
+    def translate(self, requests, **kwargs):
+        return self.engine.translate([self._swap(r) for r in requests], **kwargs)
+
+    def score(self, requests, candidates, **kwargs):
+        # one random context per group: requests of a group share the same source context
+        swapped, memo = [], {}
+        for r in requests:
+            key = (r.text, r.source_context)
+            if key not in memo:
+                memo[key] = self._swap(r)
+            fake = memo[key]
+            n = len(r.target_context)
+            swapped.append(Request(r.text, fake.source_context, fake.target_context[:n]))
+        return self.engine.score(swapped, candidates, **kwargs)
+
+
 # -- Voita et al. 2019 contrastive sets ------------------------------------------------------
 _DETOK_RULES = [
     (re.compile(r" ([.,!?:;%)\]}…»])"), r"\1"),

@@ -9,10 +9,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
-from subctx.engine import Engine
+from subctx.engine import Engine, open_engine
 from subctx.pipeline import DecodeOptions
 from training.data import read_documents
 from training.evaluate import (
+    RandomContext,
     bleu_chrf,
     contrastive_accuracy,
     ctxpro_accuracy,
@@ -107,8 +108,13 @@ def _ctxpro_overall(rows: list[dict]) -> float:
 
 
 def evaluate_condition(engine: Engine, dev_root: Path, context: int, ctxpro_limit: int,
-                       beam: int) -> dict:
-    """All dev measurements of one bundle at one context setting."""
+                       beam: int, random_context: bool = False) -> dict:
+    """All dev measurements of one bundle at one context setting (optionally with a random
+    context sentence instead of the real one: the control of Voita et al. 2018)."""
+    if random_context:
+        docs = read_documents([dev_root / "friends_dev.jsonl", dev_root / "flores_dev.jsonl"])
+        pool = [(s.src, s.tgt) for d in docs for s in d.segments if s.tgt]
+        engine = RandomContext(engine, pool)
     bleu = run_bleu(engine, [dev_root / "friends_dev.jsonl", dev_root / "flores_dev.jsonl"],
                     context, beam=beam)
     voita_root = dev_root / "voita" / "mjpost"
@@ -118,7 +124,7 @@ def evaluate_condition(engine: Engine, dev_root: Path, context: int, ctxpro_limi
     ctxpro = run_ctxpro(engine, dev_root / "ctxpro", ctxpro_limit, context, beam)
     by_test = {r["test"]: r["accuracy"] for r in contrastive if r["subset"] == "all"}
     return {
-        "context": context,
+        "context": f"{context} (random)" if random_context else context,
         "friends_bleu": bleu[0]["bleu"], "friends_chrf": bleu[0]["chrf"],
         "flores_bleu": bleu[1]["bleu"], "flores_chrf": bleu[1]["chrf"],
         "deixis_dev": by_test.get("deixis_dev"),
@@ -130,17 +136,22 @@ def evaluate_condition(engine: Engine, dev_root: Path, context: int, ctxpro_limi
 
 
 def full_dev_report(models: list[Path], dev_root: Path, ctxpro_limit: int = 300, beam: int = 4,
-                    threads: int = 0, record: bool = False) -> dict:
+                    threads: int = 0, record: bool = False, random_control: bool = False
+                    ) -> dict:
     from training.bundle_card import record_scores
 
     report: dict = {"models": {}}
     for model in models:
-        engine = Engine(model, device="cpu", compute_type="auto", threads=threads)
+        engine = open_engine(model, device="cpu", compute_type="auto", threads=threads)
         conditions = []
         default_k = engine.manifest.context.default_k
         for k in ([default_k, 0] if engine.max_context else [0]):
             console.print(f"[bold]{model}[/bold] context={k}")
             conditions.append(evaluate_condition(engine, dev_root, k, ctxpro_limit, beam))
+        if random_control and engine.max_context:
+            console.print(f"[bold]{model}[/bold] context={default_k}, random")
+            conditions.append(evaluate_condition(engine, dev_root, default_k, ctxpro_limit, beam,
+                                                 random_context=True))
         report["models"][str(model)] = conditions
         if record:
             record_scores(model, conditions)

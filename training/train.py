@@ -406,7 +406,7 @@ def load_final_model(run_dir: Path) -> tuple[Transformer, TrainConfig]:
     run_dir = Path(run_dir)
     data = json.loads((run_dir / "config.json").read_text())
     cfg = TrainConfig.from_dict(data["train"])
-    model = Transformer(ModelConfig(**data["model"]))
+    model = build_model(cfg, ModelConfig(**data["model"]))
     final = run_dir / "final.safetensors"
     if final.exists():
         state = load_file(str(final))

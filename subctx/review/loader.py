@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from subctx.bundle import Bundle
-from subctx.engine import Engine
+from subctx.engine import open_engine
 from subctx.errors import InputError
 from subctx.markup import split_tags
 from subctx.pipeline import DecodeOptions, translate_documents
@@ -42,7 +42,7 @@ def open_session(source: Path, translation: Path | None, bundle: Bundle, context
                  console: Console) -> ReviewSession:
     sub = read_srt(source, encoding)
     plan = plan_document(sub)
-    engine = Engine(bundle, device=device)
+    engine = open_engine(bundle, device=device)
     settings = bundle.manifest.context
     options = DecodeOptions(context=settings.default_k if context is None else context,
                             max_gap=settings.max_gap if max_gap is None else max_gap,
