@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from subctx.markup import Annotated, split_annotation, split_tags
+from subctx.markup import Annotated, split_annotation, split_dash, split_tags
 from subctx.srt import Cue, SubtitleFile
 from subctx.wrap import DEFAULT_MAX_LINES, DEFAULT_WIDTH, wrap_text
 
@@ -154,7 +154,10 @@ def render_cue(
     def turn_text(turn: Turn) -> str:
         if not turn.units:
             return turn.annotation.restore(turn.annotation.core)
-        return turn.annotation.restore(" ".join(translations[u] for u in turn.units))
+        text = " ".join(translations[u] for u in turn.units)
+        # dialogue dashes are layout, put back below; a model that writes its own would double
+        # them ("- - Нет.")
+        return turn.annotation.restore(split_dash(text.strip())[1])
 
     if layout.dialogue:
         lines = [f"{t.lead}{t.dash}{turn_text(t)}{t.trail}" for t in layout.turns]

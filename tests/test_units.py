@@ -90,3 +90,9 @@ def test_wrap_is_balanced_and_bounded():
     assert len(wrap_text(text, width=20, max_lines=4)) == 4
     assert wrap_text(text, max_lines=1) == [text]
     assert wrap_text("") == []
+
+
+def test_dashes_written_by_the_model_are_not_doubled():
+    p = plan(cue("- Hi.\n- Hello.") + cue("Fine.", 2))
+    out = rendered(p, fn=lambda s: f"- {s.upper()}")
+    assert out == [["- HI.", "- HELLO."], ["FINE."]]
