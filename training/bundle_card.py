@@ -131,8 +131,11 @@ def model_card(manifest: Manifest) -> str:
         "- **Data**: ../shared/data/en-ru/train (≈102k pairs: Friends, Three Plus One, WMT "
         "general test sets, bilinguator books, TICO-19, 3Blue1Brown, OPUS-MT test sets, "
         "NTREX-128, ctxpro dev documents); dev for early stopping: friends_dev + flores_dev.",
-        f"- **Training**: {t.get('steps')} steps, {t.get('epochs')} epoch(s), "
-        f"{t.get('minutes')} min on {t.get('device')}, {t.get('weights')}.",
+        f"- **Training**: {t.get('steps')} steps "
+        f"({'less than one epoch' if not t.get('epochs') else str(t.get('epochs')) + ' epochs'}"
+        f"), {t.get('minutes')} min on "
+        f"{'2 CPU cores (no GPU)' if t.get('device') == 'cpu' else t.get('device')}; "
+        f"final weights: {t.get('weights')}.",
         "",
         "## Dev scores (measured on this bundle)",
         "",
@@ -148,12 +151,21 @@ def model_card(manifest: Manifest) -> str:
                 f"{s['ctxpro_dev']} | {s['sentences_per_s']} |")
         lines += ["", "BLEU/chrF: sacrebleu defaults on friends_dev / flores_dev, documents "
                   "translated in order as the app does (beam 4). Deixis / lexical cohesion: "
-                  "Voita et al. 2019 dev accuracy. ctxpro: share of sampled dev items whose "
-                  "expected form appears. sentences/s: friends_dev, this CPU (2 cores, int8)."]
+                  "Voita et al. 2019 dev accuracy with 3 context sentences (chance is about "
+                  "0.5). ctxpro: share of dev items (200 per evalset, evenly sampled) whose "
+                  "expected form appears. sentences/s: friends_dev on this 2-core CPU, int8, "
+                  "one thread while another job used the other core."]
     else:
         lines.append("Not measured yet: run `subctx-train dev-report BUNDLE --record`.")
-    lines += ["", "## Known limits", "",
-              "- Small model trained on about 100k sentence pairs with a short budget: "
+    best_bleu = max((sc.get("friends_bleu") or 0.0 for sc in manifest.scores.values()),
+                    default=0.0)
+    lines += ["", "## Known limits", ""]
+    if manifest.scores and best_bleu < 5:
+        lines.append("- **Severely undertrained** (dev BLEU below 5): it writes fluent-looking "
+                     "Russian that usually does not translate the English. It ships so that the "
+                     "app works offline end to end; replace it with a model trained longer "
+                     "(e.g. `--preset gpu-base` on a GPU) before relying on it.")
+    lines += ["- Small model trained on about 100k sentence pairs with a short budget: "
               "translations are often rough; check them before use.",
               "- Context helps only where the previous cue is within the gap rule and was "
               "translated well; an early mistake can propagate through the prefix.",
