@@ -42,7 +42,14 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from training.config import TrainConfig
-from training.model import EncoderLayer, FeedForward, ModelConfig, MultiHeadAttention, Transformer
+from training.model import (
+    DecoderLayer,
+    EncoderLayer,
+    FeedForward,
+    ModelConfig,
+    MultiHeadAttention,
+    Transformer,
+)
 
 MAX_DISTANCE = 3
 
@@ -155,25 +162,6 @@ class Routing(nn.Module):
         return v, coupling
 
 
-class CapsuleEncoderLayer(nn.Module):
-    """Self-attention, attention over the output capsules, feed-forward (all pre-norm)."""
-
-    def __init__(self, cfg: ModelConfig):
-        super().__init__()
-        self.self_norm = nn.LayerNorm(cfg.d_model)
-        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
-        self.caps_norm = nn.LayerNorm(cfg.d_model)
-        self.caps_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
-        self.ffn = FeedForward(cfg.d_model, cfg.ff_dim, cfg.dropout)
-        self.dropout = nn.Dropout(cfg.dropout)
-
-    def forward(self, x: Tensor, mask: Tensor, capsules: Tensor) -> Tensor:
-        y = self.self_norm(x)
-        x = x + self.dropout(self.self_attn(y, y, mask)[0])
-        x = x + self.dropout(self.caps_attn(self.caps_norm(x), capsules, None)[0])
-        return x + self.dropout(self.ffn(x))
-
-
 class CapsuleTransformer(Transformer):
     """Yang et al. 2019: a query-guided capsule network summarises the context words into J
     capsules that every encoder layer attends to; plus the Pearson regulariser."""
@@ -182,7 +170,9 @@ class CapsuleTransformer(Transformer):
                  reg_weight: float = 0.1):
         super().__init__(cfg)
         d = cfg.d_model
-        self.encoder = nn.ModuleList(CapsuleEncoderLayer(cfg) for _ in range(cfg.enc_layers))
+        # self-attention, attention over the capsules, FFN: a decoder layer's shape, used with a
+        # non-causal mask
+        self.encoder = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.enc_layers))
         self.capsules = Routing(d + MAX_DISTANCE + 1, d, n_capsules, iterations, guided=True)
         self.src_plain = Routing(d, d, n_capsules, iterations, guided=False)
         self.tgt_plain = Routing(d, d, n_capsules, iterations, guided=False)
@@ -204,7 +194,7 @@ class CapsuleTransformer(Transformer):
         capsules, self.coupling = self.capsules(words, ctx != self.cfg.pad_id, query)
         x = self._embed(src, src_positions)
         for layer in self.encoder:
-            x = layer(x, mask, capsules)
+            x = layer(x, capsules, mask, None)[0]
         return self.encoder_norm(x), mask
 
     def regulariser(self, src: Tensor, tgt_in: Tensor) -> Tensor:
