@@ -30,7 +30,8 @@ def _words(pieces: list[str]) -> list[tuple[str, list[int]]]:
             words.append((piece.lstrip("\u2581"), [i]))
         else:
             words[-1] = (words[-1][0] + piece, [*words[-1][1], i])
-    return [(w, idx) for w, idx in words if w and not _PUNCT.match(w)]
+    cleaned = [(w.strip(".,!?;:\"'()[]…-"), idx) for w, idx in words]
+    return [(w, idx) for w, idx in cleaned if w and not _PUNCT.match(w)]
 
 
 @torch.no_grad()
