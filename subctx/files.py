@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from subctx.errors import InputError
 
 _SOURCE_TAG = re.compile(r"\.(en|eng|english)$", re.IGNORECASE)
 
@@ -84,9 +81,3 @@ def select_jobs(paths: list[Path], output: Path | None = None, recursive: bool =
             else:
                 selection.jobs.append(Job(source, target))
     return selection
-
-
-def check_writable(folder: Path) -> None:
-    folder = folder if folder.exists() else folder.parent
-    if folder.exists() and not os.access(folder, os.W_OK):
-        raise InputError(f"cannot write to {folder}")

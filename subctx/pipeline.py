@@ -14,7 +14,7 @@ from typing import Protocol
 
 from subctx.context import context_indices
 from subctx.engine import Request, Translation
-from subctx.units import DocumentPlan, render_cue
+from subctx.units import DocumentPlan, render_cues
 from subctx.wrap import DEFAULT_MAX_LINES, DEFAULT_WIDTH
 
 
@@ -51,8 +51,7 @@ class DocumentResult:
 
     def cue_lines(self, width: int = DEFAULT_WIDTH, max_lines: int = DEFAULT_MAX_LINES
                   ) -> list[list[str]]:
-        texts = self.texts()
-        return [render_cue(layout, texts, width, max_lines) for layout in self.plan.layouts]
+        return render_cues(self.plan, self.texts(), width, max_lines)
 
 
 def document_contexts(plan: DocumentPlan, k: int, max_gap: float | None) -> list[list[int]]:

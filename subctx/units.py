@@ -143,6 +143,12 @@ def plan_document(sub: SubtitleFile, max_unit_chars: int = MAX_UNIT_CHARS) -> Do
     return DocumentPlan(layouts, units, warnings)
 
 
+def render_cues(plan: DocumentPlan, translations: list[str], width: int = DEFAULT_WIDTH,
+                max_lines: int = DEFAULT_MAX_LINES) -> list[list[str]]:
+    """Every cue's lines, from the document's unit translations."""
+    return [render_cue(layout, translations, width, max_lines) for layout in plan.layouts]
+
+
 def render_cue(
     layout: CueLayout, translations: list[str], width: int = DEFAULT_WIDTH,
     max_lines: int = DEFAULT_MAX_LINES,

@@ -22,7 +22,7 @@ import sacrebleu
 from subctx.engine import Engine, Request
 from subctx.pipeline import DecodeOptions, translate_documents
 from subctx.units import DocumentPlan, Unit
-from training.data import Document
+from training.data import Document, Segment
 
 Progress = Callable[[int], None]
 
@@ -225,7 +225,7 @@ def ctxpro_accuracy(engine: Engine, items: list[CtxproItem], options: DecodeOpti
                     on_items: Progress | None = None) -> dict:
     """Each item becomes a document of its last K+1 sentences, translated in order."""
     k = max(0, min(options.context, engine.max_context))
-    docs = [Document(f"ctxpro/{i}", [_segment(s) for s in item.sentences[-(k + 1):]])
+    docs = [Document(f"ctxpro/{i}", [Segment(s, None) for s in item.sentences[-(k + 1):]])
             for i, item in enumerate(items)]
     right: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for start in range(0, len(docs), 64):
@@ -239,9 +239,3 @@ def ctxpro_accuracy(engine: Engine, items: list[CtxproItem], options: DecodeOpti
             on_items(len(outputs))
     return {key: {"accuracy": round(r / n, 4), "items": n} for key, (r, n) in
             sorted(right.items())}
-
-
-def _segment(text: str):
-    from training.data import Segment
-
-    return Segment(text, None)

@@ -31,7 +31,6 @@ from training.checkpoint import (
 from training.config import TrainConfig
 from training.data import Document, filter_documents
 from training.examples import (
-    Example,
     Renderer,
     collate,
     epoch_batches,
@@ -417,8 +416,3 @@ def load_final_model(run_dir: Path) -> tuple[Transformer, TrainConfig]:
         state = load_model_state(found[-1])
     model.load_state_dict(state)
     return model.eval(), cfg
-
-
-def example_stats(examples: list[Example]) -> dict[str, int]:
-    with_ctx = sum(1 for e in examples if e.src_ctx)
-    return {"examples": len(examples), "with_context": with_ctx}

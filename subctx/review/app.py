@@ -13,7 +13,6 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Footer, Header, Input, Static
 
 from subctx.review.session import Change, ReviewSession
-from subctx.units import render_cue
 
 HELP = """[b]subctx review[/b] — keys
 
@@ -318,8 +317,3 @@ class ReviewApp(App[None]):
                 self.exit()
 
         self.push_screen(QuitScreen(), decide)
-
-
-def cue_preview(session: ReviewSession, cue: int) -> list[str]:
-    """The lines a cue will be saved with (for tests and the changes view)."""
-    return render_cue(session.plan.layouts[cue], session.texts)

@@ -17,7 +17,8 @@ from subctx.pipeline import DecodeOptions, Translator, build_request, document_c
 from subctx.review.choices import ambiguous_words, forced_variants
 from subctx.srt import SubtitleFile, render_srt
 from subctx.textio import atomic_write_text
-from subctx.units import DocumentPlan
+from subctx.units import DocumentPlan, render_cues
+from subctx.wrap import DEFAULT_MAX_LINES, DEFAULT_WIDTH
 
 CLOSE_LOG_RATIO = math.log(4.0)  # flagged when the runner-up is at least 1/4 as likely
 
@@ -225,10 +226,9 @@ class ReviewSession:
         return changes
 
     # -- output ------------------------------------------------------------------------------
-    def cue_lines(self, width: int = 42, max_lines: int = 2) -> list[list[str]]:
-        from subctx.units import render_cue
-
-        return [render_cue(layout, self.texts, width, max_lines) for layout in self.plan.layouts]
+    def cue_lines(self, width: int = DEFAULT_WIDTH,
+                  max_lines: int = DEFAULT_MAX_LINES) -> list[list[str]]:
+        return render_cues(self.plan, self.texts, width, max_lines)
 
     def save(self, path: Path, log_path: Path | None = None) -> Path:
         """Write the .srt atomically, and the review log as JSON beside it."""
