@@ -45,6 +45,22 @@ def decoder_prefix(context: Sequence[Sequence[T]], sep: T) -> list[T]:
     return out
 
 
+_WORD_EDGE = ".,!?;:\"'()[]…-«»"
+
+
+def piece_words(pieces: Sequence[str]) -> list[tuple[str, list[int]]]:
+    """Group SentencePiece pieces into words, stripped of punctuation: (word, piece indices).
+    Pieces that are only punctuation or special tokens form no word."""
+    words: list[tuple[str, list[int]]] = []
+    for i, piece in enumerate(pieces):
+        if piece.startswith("\u2581") or not words or piece.startswith("<"):
+            words.append((piece.lstrip("\u2581"), [i]))
+        else:
+            words[-1] = (words[-1][0] + piece, [*words[-1][1], i])
+    cleaned = [(w.strip(_WORD_EDGE), idx) for w, idx in words if not w.startswith("<")]
+    return [(w, idx) for w, idx in cleaned if any(ch.isalnum() for ch in w)]
+
+
 def ct2_source(tokens: list[str], segments: list[int], settings: ContextSettings) -> list[str]:
     """Encoder tokens as CTranslate2 wants them: with position features when shifted."""
     if not settings.segment_shift:

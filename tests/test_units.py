@@ -96,3 +96,11 @@ def test_dashes_written_by_the_model_are_not_doubled():
     p = plan(cue("- Hi.\n- Hello.") + cue("Fine.", 2))
     out = rendered(p, fn=lambda s: f"- {s.upper()}")
     assert out == [["- HI.", "- HELLO."], ["FINE."]]
+
+
+def test_piece_words_groups_pieces_and_drops_punctuation_and_specials():
+    from subctx.layout import piece_words
+
+    pieces = ["▁Mom", ",", "▁I", "▁can", "'", "t", "▁find", "▁it", ".", "<sep>", "▁—"]
+    assert piece_words(pieces) == [("Mom", [0, 1]), ("I", [2]), ("can't", [3, 4, 5]),
+                                   ("find", [6]), ("it", [7, 8])]

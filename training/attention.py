@@ -8,30 +8,17 @@ by sentence length and by token position; plots as PNG and one heatmap.
 from __future__ import annotations
 
 import json
-import re
 from collections import defaultdict
 from pathlib import Path
 
 import sentencepiece as spm
 import torch
 
+from subctx.layout import piece_words
 from training.context_models import ContextEncoderTransformer
 from training.examples import EOS, Example, collate, render_separate
 
-_PUNCT = re.compile(r"^[\W_]+$")
 PRONOUNS = {"it", "he", "she", "they", "you", "him", "her", "them", "its", "his", "their"}
-
-
-def _words(pieces: list[str]) -> list[tuple[str, list[int]]]:
-    """Group SentencePiece pieces into words: (word, piece positions)."""
-    words: list[tuple[str, list[int]]] = []
-    for i, piece in enumerate(pieces):
-        if piece.startswith("\u2581") or not words:
-            words.append((piece.lstrip("\u2581"), [i]))
-        else:
-            words[-1] = (words[-1][0] + piece, [*words[-1][1], i])
-    cleaned = [(w.strip(".,!?;:\"'()[]…-"), idx) for w, idx in words]
-    return [(w, idx) for w, idx in cleaned if w and not _PUNCT.match(w)]
 
 
 @torch.no_grad()
@@ -51,10 +38,10 @@ def analyse(model: ContextEncoderTransformer, sp: spm.SentencePieceProcessor,
         att = model.context_attention  # (B, S, C)
         for b, r in enumerate(rendered):
             ctx_pieces = [sp.id_to_piece(t) for t in r.ctx]
-            ctx_word_positions = [i for _, idx in _words(ctx_pieces) for i in idx
+            ctx_word_positions = [i for _, idx in piece_words(ctx_pieces) for i in idx
                                   if r.ctx[i] not in (ctx_bos, EOS)]
             src_pieces = [sp.id_to_piece(t) for t in r.src[:-1]]
-            words = _words(src_pieces)
+            words = piece_words(src_pieces)
             for position, (word, idx) in enumerate(words):
                 mass = float(att[b, idx][:, ctx_word_positions].sum(-1).mean())
                 per_word[word.lower()].append(mass)
@@ -139,7 +126,7 @@ def heatmap(model: ContextEncoderTransformer, sp: spm.SentencePieceProcessor, ex
 def pronoun_example(examples: list[Example], sp: spm.SentencePieceProcessor) -> Example | None:
     for ex in examples:
         if ex.src_ctx and 4 <= len(ex.src) <= 40:
-            words = {w.lower() for w, _ in _words([sp.id_to_piece(t) for t in ex.src])}
+            words = {w.lower() for w, _ in piece_words([sp.id_to_piece(t) for t in ex.src])}
             if words & {"it", "she", "he", "they"}:
                 return ex
     return None

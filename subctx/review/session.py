@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from subctx.engine import Hypothesis, Request, Translation
+from subctx.layout import piece_words
 from subctx.pipeline import DecodeOptions, Translator, build_request, document_contexts
 from subctx.review.choices import ambiguous_words, forced_variants
 from subctx.srt import SubtitleFile, render_srt
@@ -62,7 +62,6 @@ class LogEntry:
     alternatives: list[dict]
 
 
-_PUNCT = re.compile(r"^[\W_]+$")
 
 
 class ReviewSession:
@@ -116,34 +115,16 @@ class ReviewSession:
     def _hint(self, translation: Translation, english: str) -> list[tuple[str, float]]:
         """Context words the model attended to most while writing the translation."""
         att = translation.attention
-        if att is None or not self.contexts:
+        if att is None or "<sep>" not in att.source_tokens:
             return []
-        try:
-            sep_positions = [i for i, t in enumerate(att.source_tokens) if t == "<sep>"]
-        except AttributeError:
-            return []
-        if not sep_positions:
-            return []
-        ctx_end = sep_positions[-1]
+        ctx_end = len(att.source_tokens) - att.source_tokens[::-1].index("<sep>") - 1
+        rows = max(1, len(att.weights))
         weights: dict[str, float] = {}
-        word, score = "", 0.0
-        for i, token in enumerate(att.source_tokens[:ctx_end]):
-            mass = sum(row[i] for row in att.weights) / max(1, len(att.weights))
-            if token.startswith("\u2581") and word:
-                self._add_hint(weights, word, score)
-                word, score = "", 0.0
-            if token == "<sep>":
-                continue
-            word += token.lstrip("\u2581")
-            score += mass
-        self._add_hint(weights, word, score)
-        return sorted(((w, s) for w, s in weights.items() if s >= 0.05), key=lambda kv: -kv[1])[:3]
-
-    @staticmethod
-    def _add_hint(weights: dict[str, float], word: str, score: float) -> None:
-        word = word.strip(".,!?;:\"'()[]«»…-")
-        if word and not _PUNCT.match(word):
-            weights[word] = max(weights.get(word, 0.0), score)
+        for word, idx in piece_words(att.source_tokens[:ctx_end]):
+            mass = sum(row[i] for row in att.weights for i in idx) / rows
+            weights[word] = max(weights.get(word, 0.0), mass)
+        ranked = sorted(weights.items(), key=lambda kv: -kv[1])
+        return [(w, s) for w, s in ranked if s >= 0.05][:3]
 
     def _reanalyze(self, units: list[int]) -> None:
         """Refresh alternatives and flags of lines whose text or context changed."""
