@@ -96,10 +96,13 @@ class ReviewSession:
         candidates = [self.texts[unit]] + [a.text for a in best.alternatives]
         variants = forced_variants(english, self.texts[unit]) if review.ambiguous else []
         texts = list(dict.fromkeys(candidates + variants))
-        scored = self.translator.score([request] * len(texts), texts)
+        known = {a.text: a.log_prob for a in best.alternatives}  # n-best: already scored
+        missing = [t for t in texts if t not in known]
+        known |= {h.text: h.log_prob for h in
+                  self.translator.score([request] * len(missing), missing)} if missing else {}
         origins = {t: "n-best" for t in candidates} | {v: "variant" for v in variants
                                                          if v not in candidates}
-        review.alternatives = [Alternative(h.text, h.log_prob, origins[h.text]) for h in scored]
+        review.alternatives = [Alternative(t, known[t], origins[t]) for t in texts]
         top = max(a.log_prob for a in review.alternatives)
         total = sum(math.exp(a.log_prob - top) for a in review.alternatives)
         for a in review.alternatives:
