@@ -5,6 +5,7 @@ from functools import partial
 
 import pytest
 import torch
+from safetensors.torch import load_file
 
 from tests.helpers import CORPUS
 from training.checkpoint import average_states, load_chunked, save_checkpoint, save_chunked
@@ -99,6 +100,42 @@ def test_resume_gives_identical_state(tmp_path):
     opt_a, opt_b = straight.optimizer.state_dict(), second.optimizer.state_dict()
     for pid, state in opt_a["state"].items():
         assert torch.equal(state["exp_avg"], opt_b["state"][pid]["exp_avg"])
+
+
+def _fine_tuner(tmp_path, name, init_from, **overrides):
+    cfg = make_config("tiny", **{"max_steps": 20, **overrides})
+    return Trainer(cfg, tmp_path / name, fixture_docs(), fixture_docs(1), device="cpu",
+                   quiet=True, init_from=init_from)
+
+
+@pytest.mark.parametrize("architecture", ["concat", "context_encoder"])
+def test_fine_tuning_starts_from_the_baseline(tmp_path, architecture):
+    base = _trainer(tmp_path, "base", architecture="transformer", max_steps=10, eval_every=5,
+                    enc_layers=2)
+    base.train()
+    final = load_file(str(tmp_path / "base" / "final.safetensors"))
+    tuned = _fine_tuner(tmp_path, architecture, tmp_path / "base", architecture=architecture,
+                        max_steps=14, eval_every=2, enc_layers=2)
+    assert tuned.step == 10  # the schedule goes on from the baseline's last step
+    assert (tmp_path / architecture / "spm.model").read_bytes() == \
+        (tmp_path / "base" / "spm.model").read_bytes()
+    own = tuned.model.state_dict()
+    shared = [k for k in final if k in own and own[k].shape == final[k].shape]
+    assert "embed.weight" in shared and all(torch.equal(own[k], final[k]) for k in shared)
+    tuned.train()
+    assert tuned.step == 14
+    resumed = _fine_tuner(tmp_path, architecture, tmp_path / "base", architecture=architecture,
+                          max_steps=14, enc_layers=2)
+    assert resumed.step == 14  # a restart resumes the run, it does not re-initialise
+
+
+def test_fine_tuning_refuses_another_tokenizer(tmp_path):
+    base = _trainer(tmp_path, "base", architecture="transformer", max_steps=5, eval_every=5)
+    base.train()
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "spm.model").write_bytes(b"not the same")
+    with pytest.raises(ValueError, match="different tokenizer"):
+        _fine_tuner(tmp_path, "other", tmp_path / "base", architecture="concat")
 
 
 def test_budget_stops_training(tmp_path):

@@ -29,8 +29,11 @@ def train(
     max_k: Annotated[int | None, typer.Option(help="Most context sentences.")] = None,
     target_context: Annotated[str | None, typer.Option(
         help="prefix (sKtoK: context on both sides) or none (sKto1).")] = None,
+    init_from: Annotated[Path | None, typer.Option(
+        help="Start from another run's weights (run folder or step-* checkpoint).")] = None,
     budget_minutes: Annotated[float, typer.Option(help="Wall-clock limit (0: none).")] = 0.0,
-    max_steps: Annotated[int | None, typer.Option()] = None,
+    max_steps: Annotated[int | None, typer.Option(
+        help="Stop after this many updates (fine-tuning counts the init run's).")] = None,
     max_tokens: Annotated[int | None, typer.Option(help="Tokens per batch.")] = None,
     dropout: Annotated[float | None, typer.Option()] = None,
     vocab_size: Annotated[int | None, typer.Option()] = None,
@@ -55,7 +58,8 @@ def train(
                       target_context=target_context,
                       budget_minutes=budget_minutes, max_steps=max_steps, max_tokens=max_tokens,
                       dropout=dropout, vocab_size=vocab_size, seed=seed)
-    trainer = Trainer(cfg, run_dir, read_documents(data), read_documents(dev or []), device)
+    trainer = Trainer(cfg, run_dir, read_documents(data), read_documents(dev or []), device,
+                      init_from=init_from)
     typer.echo(f"{len(trainer.train_examples)} training examples, "
                f"{sum(p.numel() for p in trainer.model.parameters()) / 1e6:.1f}M parameters, "
                f"filtered: {trainer.filter_counts}")

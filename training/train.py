@@ -121,8 +121,16 @@ def any_rank(flag: bool, info: DistInfo, device: torch.device) -> bool:
     return bool(t.item() > 0)
 
 
-def ensure_tokenizer(run_dir: Path, docs: list[Document], cfg: TrainConfig) -> Path:
+def ensure_tokenizer(run_dir: Path, docs: list[Document], cfg: TrainConfig,
+                     init_from: Path | None = None) -> Path:
+    """The run's SentencePiece model: the init run's when fine-tuning, else trained here."""
     path = run_dir / "spm.model"
+    if init_from is not None:
+        source = init_run_dir(init_from) / "spm.model"
+        if not path.exists():
+            shutil.copyfile(source, path)
+        elif path.read_bytes() != source.read_bytes():
+            raise ValueError(f"{run_dir} has a different tokenizer than {init_from}")
     if not path.exists():
         sentences = []
         for doc in docs:
@@ -136,11 +144,37 @@ def ensure_tokenizer(run_dir: Path, docs: list[Document], cfg: TrainConfig) -> P
     return path
 
 
+def init_run_dir(init_from: Path) -> Path:
+    """The run folder of `init_from` (a run folder or one of its step-* checkpoints)."""
+    init_from = Path(init_from)
+    return init_from.parent.parent if init_from.name.startswith("step-") else init_from
+
+
+def initial_weights(init_from: Path) -> tuple[dict[str, torch.Tensor], int]:
+    """Weights and step count to start a fine-tuning run from: a checkpoint folder, or a run
+    folder's final (averaged) weights with the step of its last checkpoint."""
+    from safetensors.torch import load_file
+
+    init_from = Path(init_from)
+    if init_from.name.startswith("step-"):
+        return load_model_state(init_from), read_meta(init_from)["step"]
+    found = sorted((init_from / "checkpoints").glob("step-*"))
+    if not found:
+        raise FileNotFoundError(f"{init_from}: no checkpoints to start from")
+    final = init_from / "final.safetensors"
+    state = load_file(str(final)) if final.exists() else load_model_state(found[-1])
+    return state, read_meta(found[-1])["step"]
+
+
 class Trainer:
-    """Trains one model in `run_dir`; calling `train()` again resumes where it stopped."""
+    """Trains one model in `run_dir`; calling `train()` again resumes where it stopped.
+    `init_from` starts a new run from another run's weights (e.g. a context-aware model from the
+    sentence-level baseline): parameters with the same name and shape are copied, the step count
+    (and so the learning-rate schedule) goes on from there, and the optimizer starts fresh."""
 
     def __init__(self, cfg: TrainConfig, run_dir: Path, train_docs: list[Document],
-                 dev_docs: list[Document], device: str = "auto", quiet: bool = False):
+                 dev_docs: list[Document], device: str = "auto", quiet: bool = False,
+                 init_from: Path | None = None):
         self.cfg = cfg
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -152,7 +186,8 @@ class Trainer:
         seed_everything(cfg.seed)
         train_docs, counts = filter_documents(train_docs)
         self.filter_counts = counts
-        spm_path = ensure_tokenizer(self.run_dir, train_docs, cfg) if self.info.main else None
+        spm_path = (ensure_tokenizer(self.run_dir, train_docs, cfg, init_from)
+                    if self.info.main else None)
         if self.info.world > 1:
             dist.barrier()
         self.spm_path = spm_path or self.run_dir / "spm.model"
@@ -168,7 +203,10 @@ class Trainer:
         self.step, self.epoch, self.batch_in_epoch = 0, 0, 0
         self.best_dev, self.bad_evals = math.inf, 0
         (self.run_dir / "config.json").write_text(json.dumps(
-            {"train": cfg.to_dict(), "model": self.model_cfg.to_dict()}, indent=1))
+            {"train": cfg.to_dict(), "model": self.model_cfg.to_dict(),
+             "init_from": str(init_from) if init_from else None}, indent=1))
+        if init_from is not None and not self.checkpoints():
+            self._initialize(init_from)
         self._resume()
         self.net = BatchForward(self.model)
         if self.info.world > 1:
@@ -183,6 +221,18 @@ class Trainer:
     def checkpoints(self) -> list[Path]:
         found = [p for p in self.checkpoint_dir.glob("step-*") if (p / "meta.json").exists()]
         return sorted(found, key=lambda p: int(p.name.split("-")[1]))
+
+    def _initialize(self, init_from: Path) -> None:
+        state, self.step = initial_weights(init_from)
+        own = self.model.state_dict()
+        copied = {k: v for k, v in state.items() if k in own and own[k].shape == v.shape}
+        if not copied:
+            raise ValueError(f"{init_from}: no parameter fits this model")
+        self.model.load_state_dict(copied, strict=False)
+        if not self.quiet:
+            fresh = sum(v.numel() for k, v in own.items() if k not in copied)
+            console.print(f"initialised {len(copied)}/{len(own)} tensors from {init_from} "
+                          f"(step {self.step}); {fresh / 1e6:.1f}M parameters start fresh")
 
     def _resume(self) -> None:
         found = self.checkpoints()
