@@ -122,6 +122,9 @@ def test_fine_tuning_starts_from_the_baseline(tmp_path, architecture):
     own = tuned.model.state_dict()
     shared = [k for k in final if k in own and own[k].shape == final[k].shape]
     assert "embed.weight" in shared and all(torch.equal(own[k], final[k]) for k in shared)
+    if architecture == "context_encoder":  # the baseline's last layer seeds both last layers
+        for name in ("source_last.ffn.inner.weight", "context_last.ffn.inner.weight"):
+            assert torch.equal(own[name], final["encoder.1.ffn.inner.weight"])
     tuned.train()
     assert tuned.step == 14
     resumed = _fine_tuner(tmp_path, architecture, tmp_path / "base", architecture=architecture,

@@ -103,6 +103,28 @@ class ContextEncoderTransformer(Transformer):
         self.context_norm = nn.LayerNorm(cfg.d_model)
         self.context_attention: Tensor | None = None  # (B, H-avg, S, C) when asked
 
+    def adapt_state(self, state: dict[str, Tensor]) -> dict[str, Tensor]:
+        """Fit a sentence-level Transformer's weights to this model: its last encoder layer
+        seeds both the source encoder's last layer (self-attention, FFN) and the context
+        encoder's own last layer; context attention and gate start fresh."""
+        last = f"encoder.{self.cfg.enc_layers - 1}."
+        renames = {"self_norm.": ["source_last.norm.", "context_last.self_norm."],
+                   "self_attn.": ["source_last.self_attn.", "context_last.self_attn."],
+                   "ffn.": ["source_last.ffn.", "context_last.ffn."]}
+        adapted = {k: v for k, v in state.items() if not k.startswith(last)}
+        for key, value in state.items():
+            if not key.startswith(last):
+                continue
+            rest = key[len(last):]
+            for prefix, targets in renames.items():
+                if rest.startswith(prefix):
+                    for target in targets:
+                        adapted.setdefault(target + rest[len(prefix):], value)
+        if "encoder_norm.weight" in state:
+            adapted.setdefault("context_norm.weight", state["encoder_norm.weight"])
+            adapted.setdefault("context_norm.bias", state["encoder_norm.bias"])
+        return adapted
+
     def encode(self, src: Tensor, src_positions: Tensor | None = None, ctx: Tensor | None = None,
                ctx_dist: Tensor | None = None, need_weights: bool = False
                ) -> tuple[Tensor, Tensor]:

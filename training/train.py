@@ -224,6 +224,8 @@ class Trainer:
 
     def _initialize(self, init_from: Path) -> None:
         state, self.step = initial_weights(init_from)
+        if hasattr(self.model, "adapt_state"):
+            state = self.model.adapt_state(state)
         own = self.model.state_dict()
         copied = {k: v for k, v in state.items() if k in own and own[k].shape == v.shape}
         if not copied:
