@@ -115,20 +115,20 @@ class TorchEngine:
         return out
 
     def _beam_search(self, memory, mask, beam: int, longest: int, length_penalty: float = 1.0):
-        """Batched beam search without a cache; returns per sentence [(ids, score)] best first,
+        """Batched beam search with a key/value cache; returns per sentence [(ids, score)] best first,
         score = log-probability / length^length_penalty."""
         torch = self.torch
         batch = memory.size(0)
         max_len = 2 * longest + 10
-        mem = memory.repeat_interleave(beam, 0)
-        msk = mask.repeat_interleave(beam, 0)
+        cache = self.model.start_decoding(memory.repeat_interleave(beam, 0),
+                                          mask.repeat_interleave(beam, 0))
         tokens = torch.full((batch * beam, 1), self.bos, dtype=torch.long, device=self.device)
         scores = torch.zeros(batch, beam, device=self.device)
         scores[:, 1:] = -math.inf
         finished: list[list[tuple[list[int], float]]] = [[] for _ in range(batch)]
         done = [False] * batch
         for step in range(1, max_len + 1):
-            logits = self.model.decode(tokens, mem, msk)[0][:, -1].float()
+            logits = self.model.decode_step(tokens[:, -1], cache).float()
             logp = logits.log_softmax(-1)
             vocab = logp.size(-1)
             total = (scores.view(-1, 1) + logp).view(batch, beam * vocab)
@@ -161,6 +161,7 @@ class TorchEngine:
             if all(done):
                 break
             parents_t = torch.tensor(parents, device=self.device)
+            cache.reorder(parents_t)
             tokens = torch.cat([tokens[parents_t], torch.tensor(next_tokens, device=self.device)
                                 [:, None]], dim=1)
             scores = torch.tensor(next_scores, device=self.device).view(batch, beam)

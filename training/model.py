@@ -54,13 +54,22 @@ class MultiHeadAttention(nn.Module):
     def forward(self, query: Tensor, memory: Tensor, mask: Tensor | None,
                 need_weights: bool = False) -> tuple[Tensor, Tensor | None]:
         """mask: bool, True where attention is allowed, broadcastable to (B, H, Tq, Tk)."""
+        k, v = self.keys_values(memory)
+        return self.attend(query, k, v, mask, need_weights)
+
+    def _heads(self, x: Tensor) -> Tensor:
+        b, _, d = x.shape
+        return x.view(b, -1, self.n_heads, d // self.n_heads).transpose(1, 2)
+
+    def keys_values(self, memory: Tensor) -> tuple[Tensor, Tensor]:
+        """Keys and values (B, H, Tk, D/H) of `memory`, reusable across decoding steps."""
+        return self._heads(self.k(memory)), self._heads(self.v(memory))
+
+    def attend(self, query: Tensor, k: Tensor, v: Tensor, mask: Tensor | None,
+               need_weights: bool = False) -> tuple[Tensor, Tensor | None]:
         b, tq, d = query.shape
         h = self.n_heads
-
-        def heads(x: Tensor) -> Tensor:
-            return x.view(b, -1, h, d // h).transpose(1, 2)
-
-        q, k, v = heads(self.q(query)), heads(self.k(memory)), heads(self.v(memory))
+        q = self._heads(self.q(query))
         if need_weights:
             scores = q @ k.transpose(-1, -2) / math.sqrt(d // h)
             if mask is not None:
@@ -118,6 +127,44 @@ class DecoderLayer(nn.Module):
         x = x + self.dropout(attended)
         return x + self.dropout(self.ffn(x)), weights
 
+    def step(self, x: Tensor, cache: LayerCache, cross_mask: Tensor) -> Tensor:
+        """One decoding step: x (B, 1, D); appends this step's keys and values to `cache`."""
+        y = self.self_norm(x)
+        k, v = self.self_attn.keys_values(y)
+        if cache.self_k is not None:
+            k, v = torch.cat([cache.self_k, k], 2), torch.cat([cache.self_v, v], 2)
+        cache.self_k, cache.self_v = k, v
+        x = x + self.self_attn.attend(y, k, v, None)[0]
+        x = x + self.cross_attn.attend(self.cross_norm(x), cache.cross_k, cache.cross_v,
+                                       cross_mask)[0]
+        return x + self.ffn(x)
+
+
+@dataclass
+class LayerCache:
+    """One decoder layer's keys and values: self-attention's grow by a step at a time,
+    cross-attention's are computed once from the encoder output."""
+    cross_k: Tensor
+    cross_v: Tensor
+    self_k: Tensor | None = None
+    self_v: Tensor | None = None
+
+
+@dataclass
+class DecoderCache:
+    """Everything incremental decoding keeps between steps (rows = hypotheses)."""
+    layers: list[LayerCache]
+    src_mask: Tensor
+    length: int = 0
+
+    def reorder(self, rows: Tensor) -> None:
+        """Keep the hypotheses `rows` (beam search: each survivor's parent)."""
+        self.src_mask = self.src_mask[rows]
+        for layer in self.layers:
+            layer.cross_k, layer.cross_v = layer.cross_k[rows], layer.cross_v[rows]
+            if layer.self_k is not None:
+                layer.self_k, layer.self_v = layer.self_k[rows], layer.self_v[rows]
+
 
 class Transformer(nn.Module):
     """Encoder-decoder with one shared (source = target = output) embedding matrix."""
@@ -166,6 +213,21 @@ class Transformer(nn.Module):
             if w is not None:
                 weights = w.mean(1)
         return self.decoder_norm(x) @ self.embed.weight.T, weights
+
+    def start_decoding(self, memory: Tensor, src_mask: Tensor) -> DecoderCache:
+        """The cache for `decode_step`: cross-attention keys and values of every layer."""
+        layers = [LayerCache(*layer.cross_attn.keys_values(memory)) for layer in self.decoder]
+        return DecoderCache(layers, src_mask)
+
+    def decode_step(self, tokens: Tensor, cache: DecoderCache) -> Tensor:
+        """Logits (B, V) for the next token after `tokens` (B,), the previous step's output
+        (<s> first); equals `decode`'s last position, at a fraction of the cost."""
+        position = torch.full((tokens.size(0), 1), cache.length, device=tokens.device)
+        x = self._embed(tokens[:, None], position)
+        for layer, layer_cache in zip(self.decoder, cache.layers, strict=True):
+            x = layer.step(x, layer_cache, cache.src_mask)
+        cache.length += 1
+        return (self.decoder_norm(x) @ self.embed.weight.T)[:, 0]
 
     def forward(self, src: Tensor, tgt_in: Tensor, src_positions: Tensor | None = None) -> Tensor:
         memory, mask = self.encode(src, src_positions)
