@@ -68,6 +68,9 @@ class Translation:
     score: float  # CTranslate2's length-normalised log-probability of the best hypothesis
     alternatives: list[Hypothesis] = field(default_factory=list)
     attention: AttentionMap | None = None
+    # models with a separate context encoder: the current sentence's tokens (as target_tokens)
+    # attending over the context tokens (as source_tokens)
+    context_attention: AttentionMap | None = None
 
 
 def resolve_device(device: str) -> str:

@@ -111,11 +111,13 @@ class TorchEngine:
             if return_attention:
                 t.attention = self._attention(memory[i:i + 1], mask[i:i + 1], src_ids[i],
                                               best_ids)
+                t.context_attention = self._context_attention(src[i:i + 1], ctx[i:i + 1],
+                                                              dist[i:i + 1])
             out.append(t)
         return out
 
     def _beam_search(self, memory, mask, beam: int, longest: int, length_penalty: float = 1.0):
-        """Batched beam search with a key/value cache; returns per sentence [(ids, score)] best first,
+        """Batched beam search with a key/value cache; per sentence [(ids, score)], best first,
         score = log-probability / length^length_penalty."""
         torch = self.torch
         batch = memory.size(0)
@@ -175,6 +177,21 @@ class TorchEngine:
         rows = weights[0, 1:len(out_ids) + 1].tolist() if weights is not None else []
         return AttentionMap([self.sp.id_to_piece(i) for i in src_ids],
                             [self.sp.id_to_piece(i) for i in out_ids], rows)
+
+    def _context_attention(self, src, ctx, dist) -> AttentionMap | None:
+        """The gated layer's attention from the current sentence to the context (Voita et al.
+        2018); None for models without one (the capsule network routes, it does not attend)."""
+        if not hasattr(self.model, "context_attention"):
+            return None
+        with self.torch.no_grad():
+            self.model.encode(src, None, ctx, dist, need_weights=True)
+        weights = self.model.context_attention
+        if weights is None:
+            return None
+        src_len, ctx_len = int((src != self.pad).sum()), int((ctx != self.pad).sum())
+        return AttentionMap([self.sp.id_to_piece(i) for i in ctx[0, :ctx_len].tolist()],
+                            [self.sp.id_to_piece(i) for i in src[0, :src_len].tolist()],
+                            weights[0, :src_len, :ctx_len].tolist())
 
     def score(self, requests: Sequence[Request], candidates: Sequence[str],
               max_batch_size: int = 32) -> list[Hypothesis]:

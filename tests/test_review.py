@@ -2,6 +2,7 @@
 
 import json
 
+from subctx.engine import AttentionMap, Translation
 from subctx.review.choices import ambiguous_words, forced_variants
 from tests.review_fixtures import make_session
 
@@ -31,6 +32,15 @@ def test_flags_need_an_ambiguous_word_and_close_alternatives():
     assert abs(sum(a.share for a in review.alternatives) - 1.0) < 1e-9
     assert {a.origin for a in review.alternatives} == {"n-best", "variant"}
     assert review.hint and review.hint[0] == ("my", 1.0)
+
+
+def test_hint_from_a_context_encoders_attention():
+    s = make_session()
+    context = AttentionMap(["<ctx>", "▁my", "▁bag", ".", "</s>"],  # context tokens
+                           ["▁It", "▁was", "</s>"],  # current sentence tokens
+                           [[0.1, 0.1, 0.7, 0.05, 0.05]] * 3)
+    hint = s._hint(Translation("Она была.", -0.1, context_attention=context), "It was.")
+    assert [w for w, _ in hint] == ["bag", "my"] and abs(hint[0][1] - 0.75) < 1e-9  # "bag" + "."
 
 
 def test_changing_a_line_retranslates_its_scene_only():

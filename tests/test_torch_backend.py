@@ -45,6 +45,13 @@ def test_bundle_and_engine(bundle):
     [t] = engine.translate([req], beam_size=3, num_hypotheses=2, return_attention=True)
     assert t.alternatives and t.alternatives[0].log_prob <= 0.0
     assert t.attention is not None and len(t.attention.weights) == len(t.attention.target_tokens)
+    if isinstance(model, ContextEncoderTransformer):  # the current sentence attends to context
+        att = t.context_attention
+        assert att.source_tokens[0] == "<ctx>" and att.target_tokens[-1] == "</s>"
+        assert len(att.weights) == len(att.target_tokens)
+        assert all(abs(sum(row) - 1.0) < 1e-4 for row in att.weights)
+    else:
+        assert t.context_attention is None
 
 
 def test_beam_one_equals_greedy(bundle):

@@ -117,13 +117,18 @@ class ReviewSession:
 
     def _hint(self, translation: Translation, english: str) -> list[tuple[str, float]]:
         """Context words the model attended to most while writing the translation."""
-        att = translation.attention
-        if att is None or "<sep>" not in att.source_tokens:
-            return []
-        ctx_end = len(att.source_tokens) - att.source_tokens[::-1].index("<sep>") - 1
+        att = translation.context_attention
+        if att is not None:  # a context encoder: the current sentence attending to context
+            context = att.source_tokens
+        else:  # concatenation: the translation attending to the context part of the input
+            att = translation.attention
+            if att is None or "<sep>" not in att.source_tokens:
+                return []
+            ctx_end = len(att.source_tokens) - att.source_tokens[::-1].index("<sep>") - 1
+            context = att.source_tokens[:ctx_end]
         rows = max(1, len(att.weights))
         weights: dict[str, float] = {}
-        for word, idx in piece_words(att.source_tokens[:ctx_end]):
+        for word, idx in piece_words(context):
             mass = sum(row[i] for row in att.weights for i in idx) / rows
             weights[word] = max(weights.get(word, 0.0), mass)
         ranked = sorted(weights.items(), key=lambda kv: -kv[1])
