@@ -12,7 +12,8 @@ from tests.helpers import CORPUS, write_srt
 from tests.test_training import fixture_docs
 from training.bundle_card import export_run, record_scores
 from training.config import make_config
-from training.evaluate import contains_form, detokenize, read_ctxpro, read_voita
+from training.data import Document, Segment
+from training.evaluate import contains_form, detokenize, read_ctxpro, read_voita, spread_documents
 from training.report import evaluate_condition, run_bleu, run_contrastive, run_ctxpro
 from training.train import Trainer
 
@@ -107,3 +108,13 @@ def test_readers_of_the_release_formats(tmp_path):
     assert groups[1].sources == ["Hello there.", "She said it was fine."]
     items = read_ctxpro(dev / "ctxpro")["formality"]
     assert items[1].sentences == ["Thank you.", "I do not know.", "Hi."]
+
+
+def test_spread_documents_keeps_whole_documents_across_the_set():
+    docs = [Document(f"d{i}", [Segment(f"s{i}.{j}", "т") for j in range(3 + i % 2)])
+            for i in range(20)]
+    picked = spread_documents(docs, 20)
+    assert sum(len(d.segments) for d in picked) >= 20 and len(picked) < len(docs)
+    assert picked[0] is docs[0] and int(picked[-1].doc_id[1:]) >= 15  # spread, not a prefix
+    assert all(len(d.segments) in (3, 4) for d in picked)  # never cut inside a document
+    assert spread_documents(docs, None) == docs and spread_documents(docs, 10_000) == docs

@@ -258,6 +258,8 @@ def dev_report(
     models: Annotated[list[Path], typer.Argument(help="Bundle folders.")],
     dev_root: Annotated[Path, typer.Option(help="shared/data/en-ru/dev")],
     ctxpro_limit: Annotated[int, typer.Option(help="ctxpro items per evalset.")] = 300,
+    bleu_limit: Annotated[int | None, typer.Option(
+        help="Sentences per BLEU set (whole documents, evenly spread; default all).")] = None,
     beam: Annotated[int, typer.Option()] = 4,
     threads: Annotated[int, typer.Option()] = 0,
     record: Annotated[bool, typer.Option(help="Write scores into each bundle's manifest "
@@ -270,6 +272,6 @@ def dev_report(
     from training.report import full_dev_report, show_dev_table
 
     report = full_dev_report(models, dev_root, ctxpro_limit, beam, threads, record,
-                             random_control)
+                             random_control, bleu_limit)
     show_dev_table(report)
     _json_out(json_file, report)

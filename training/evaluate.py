@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import defaultdict
 from collections.abc import Callable
@@ -41,6 +42,20 @@ class CorpusScore:
     signature_bleu: str
     signature_chrf: str
     hypotheses: list[str] = field(default_factory=list, repr=False)
+
+
+def spread_documents(docs: list[Document], limit: int | None) -> list[Document]:
+    """Whole documents spread evenly over `docs` until they hold at least `limit` sentences
+    (all of them when `limit` is None): a smaller dev set whose context chains stay intact."""
+    total = sum(len(d.segments) for d in docs)
+    if not limit or limit >= total:
+        return docs
+    wanted = max(1, min(len(docs), math.ceil(len(docs) * limit / total)))
+    while True:
+        picked = [docs[i * len(docs) // wanted] for i in range(wanted)]
+        if sum(len(d.segments) for d in picked) >= limit or wanted == len(docs):
+            return picked
+        wanted += 1
 
 
 def translate_corpus(engine: Engine, docs: list[Document], options: DecodeOptions,

@@ -19,6 +19,7 @@ from training.evaluate import (
     ctxpro_accuracy,
     read_ctxpro,
     read_voita,
+    spread_documents,
     translate_corpus,
 )
 
@@ -35,11 +36,11 @@ def _k(engine: Engine, context: int | None) -> int:
 
 
 def run_bleu(engine: Engine, files: list[Path], context: int | None, max_gap: float = 7.0,
-             beam: int = 4) -> list[dict]:
+             beam: int = 4, limit: int | None = None) -> list[dict]:
     rows = []
     options = DecodeOptions(context=_k(engine, context), max_gap=max_gap, beam_size=beam)
     for file in files:
-        docs = read_documents([file])
+        docs = spread_documents(read_documents([file]), limit)
         total = sum(len(d.segments) for d in docs)
         with _progress() as progress:
             task = progress.add_task(f"translate {Path(file).stem}", total=total)
@@ -108,7 +109,8 @@ def _ctxpro_overall(rows: list[dict]) -> float:
 
 
 def evaluate_condition(engine: Engine, dev_root: Path, context: int, ctxpro_limit: int,
-                       beam: int, random_context: bool = False) -> dict:
+                       beam: int, random_context: bool = False,
+                       bleu_limit: int | None = None) -> dict:
     """All dev measurements of one bundle at one context setting (optionally with a random
     context sentence instead of the real one: the control of Voita et al. 2018)."""
     if random_context:
@@ -116,7 +118,7 @@ def evaluate_condition(engine: Engine, dev_root: Path, context: int, ctxpro_limi
         pool = [(s.src, s.tgt) for d in docs for s in d.segments if s.tgt]
         engine = RandomContext(engine, pool)
     bleu = run_bleu(engine, [dev_root / "friends_dev.jsonl", dev_root / "flores_dev.jsonl"],
-                    context, beam=beam)
+                    context, beam=beam, limit=bleu_limit)
     voita_root = dev_root / "voita" / "mjpost"
     contrastive = run_contrastive(engine, voita_root, ["deixis_dev", "lex_cohesion_dev"],
                                   min(context and engine.max_context, engine.max_context)
@@ -136,8 +138,8 @@ def evaluate_condition(engine: Engine, dev_root: Path, context: int, ctxpro_limi
 
 
 def full_dev_report(models: list[Path], dev_root: Path, ctxpro_limit: int = 300, beam: int = 4,
-                    threads: int = 0, record: bool = False, random_control: bool = False
-                    ) -> dict:
+                    threads: int = 0, record: bool = False, random_control: bool = False,
+                    bleu_limit: int | None = None) -> dict:
     from training.bundle_card import record_scores
 
     report: dict = {"models": {}}
@@ -147,11 +149,12 @@ def full_dev_report(models: list[Path], dev_root: Path, ctxpro_limit: int = 300,
         default_k = engine.manifest.context.default_k
         for k in ([default_k, 0] if engine.max_context else [0]):
             console.print(f"[bold]{model}[/bold] context={k}")
-            conditions.append(evaluate_condition(engine, dev_root, k, ctxpro_limit, beam))
+            conditions.append(evaluate_condition(engine, dev_root, k, ctxpro_limit, beam,
+                                                 bleu_limit=bleu_limit))
         if random_control and engine.max_context:
             console.print(f"[bold]{model}[/bold] context={default_k}, random")
             conditions.append(evaluate_condition(engine, dev_root, default_k, ctxpro_limit, beam,
-                                                 random_context=True))
+                                                 random_context=True, bleu_limit=bleu_limit))
         report["models"][str(model)] = conditions
         if record:
             record_scores(model, conditions)
