@@ -7,11 +7,9 @@ from dataclasses import asdict, dataclass, field, fields
 ARCHITECTURES = ("transformer", "concat", "context_encoder", "capsule")
 
 
-@dataclass
-class TrainConfig:
-    # architecture: 'transformer' (sentence-level), 'concat' (Lupo et al. 2022),
-    # 'context_encoder' (Voita et al. 2018) or 'capsule' (Yang et al. 2019)
-    architecture: str = "concat"
+@dataclass(kw_only=True)
+class ModelShape:
+    """The network's size: part of the training configuration and of the model's own config."""
     d_model: int = 256
     n_heads: int = 4
     ff_dim: int = 1024
@@ -19,7 +17,17 @@ class TrainConfig:
     dec_layers: int = 3
     dropout: float = 0.1
     max_positions: int = 1024
-    vocab_size: int = 8000
+
+    def shape(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(ModelShape)}
+
+
+@dataclass
+class TrainConfig(ModelShape):
+    # architecture: 'transformer' (sentence-level), 'concat' (Lupo et al. 2022),
+    # 'context_encoder' (Voita et al. 2018) or 'capsule' (Yang et al. 2019)
+    architecture: str = "concat"
+    vocab_size: int = 8000  # SentencePiece's target size (the model's is the trained one)
     # context (concat only)
     max_k: int = 3
     target_context: str = "prefix"  # 'prefix': sKtoK (context on both sides); 'none': sKto1

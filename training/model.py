@@ -15,17 +15,12 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from training.config import ModelShape
 
-@dataclass
-class ModelConfig:
+
+@dataclass(kw_only=True)
+class ModelConfig(ModelShape):
     vocab_size: int
-    d_model: int = 256
-    n_heads: int = 4
-    ff_dim: int = 1024
-    enc_layers: int = 3
-    dec_layers: int = 3
-    dropout: float = 0.1
-    max_positions: int = 1024
     pad_id: int = 0
 
     def to_dict(self) -> dict:

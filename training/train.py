@@ -46,9 +46,7 @@ console = Console(stderr=True)
 
 
 def model_config(cfg: TrainConfig, vocab_size: int) -> ModelConfig:
-    return ModelConfig(vocab_size=vocab_size, d_model=cfg.d_model, n_heads=cfg.n_heads,
-                       ff_dim=cfg.ff_dim, enc_layers=cfg.enc_layers, dec_layers=cfg.dec_layers,
-                       dropout=cfg.dropout, max_positions=cfg.max_positions)
+    return ModelConfig(vocab_size=vocab_size, **cfg.shape())
 
 
 def build_model(cfg: TrainConfig, model_cfg: ModelConfig) -> Transformer:
