@@ -59,6 +59,10 @@ class TorchEngine:
     def max_context(self) -> int:
         return self.manifest.context.max_k
 
+    @property
+    def target_sp(self) -> spm.SentencePieceProcessor:
+        return self.sp  # one joint vocabulary, as subctx.engine.Engine.target_sp
+
     uses_target_context = False  # these models read source-side context only
 
     # -- input --------------------------------------------------------------------------------
