@@ -10,7 +10,8 @@ from subctx.cli import app as subctx_app
 from subctx.engine import Engine
 from tests.helpers import CORPUS, write_srt
 from tests.test_training import fixture_docs
-from training.bundle_card import export_run, record_scores
+from training.bundle_card import export_run, record_scores, training_minutes
+from training.cli import app as train_app
 from training.config import make_config
 from training.data import Document, Segment
 from training.evaluate import contains_form, detokenize, read_ctxpro, read_voita, spread_documents
@@ -86,7 +87,24 @@ def test_every_evaluator_runs_on_fixture_data(trained):
     record_scores(bundle, [condition])
     manifest = load_bundle(bundle).manifest
     assert manifest.scores["context=1"]["friends_bleu"] == condition["friends_bleu"]
-    assert "| context=1 |" in (bundle / "README.md").read_text(encoding="utf-8")
+    card = (bundle / "README.md").read_text(encoding="utf-8")
+    assert "| context=1 |" in card and "(12 sentences)" in card  # what was measured, not a guess
+    report = {"models": {str(bundle): [condition]}}
+    (root / "a.json").write_text(json.dumps(report))
+    (root / "b.json").write_text(json.dumps({"models": {"other": [condition]}}))
+    result = CliRunner().invoke(train_app, ["dev-table", str(root / "a.json"),
+                                            str(root / "b.json"), "--markdown",
+                                            str(root / "table.md")])
+    assert result.exit_code == 0, result.output
+    rows = (root / "table.md").read_text().splitlines()
+    assert len(rows) == 4 and rows[2].startswith(f"| {bundle.name} | 1 |") and "other" in rows[3]
+    bad = CliRunner().invoke(train_app, ["dev-table", str(root / "table.md")])
+    assert bad.exit_code != 0 and "not a dev-report JSON" in bad.output
+
+
+def test_training_minutes_add_up_over_resumed_sessions():
+    records = [{"elapsed_min": m} for m in (10.0, 20.0, 5.0, 12.0)]
+    assert training_minutes(records) == 32.0
 
 
 def test_exported_model_translates_a_film_through_the_app(trained, tmp_path):

@@ -43,9 +43,23 @@ def _training_info(run_dir: Path, cfg: TrainConfig, extra: dict) -> dict:
         if records:
             info["steps"] = records[-1]["step"]
             info["epochs"] = records[-1]["epoch"]
-            info["minutes"] = round(records[-1]["elapsed_min"], 1)
+            info["minutes"] = round(training_minutes(records), 1)
             info["final_dev"] = {k: v for k, v in records[-1].items() if k.startswith("dev_")}
+    config = run_dir / "config.json"
+    if config.exists() and json.loads(config.read_text()).get("init_from"):
+        info["init_from"] = json.loads(config.read_text())["init_from"]
     return info
+
+
+def training_minutes(records: list[dict]) -> float:
+    """Wall-clock minutes over all sessions of a run (each resumed session restarts the
+    clock, so a drop in elapsed_min starts a new session)."""
+    total, last = 0.0, 0.0
+    for record in records:
+        if record["elapsed_min"] < last:
+            total += last
+        last = record["elapsed_min"]
+    return total + last
 
 
 def export_run(source: Path, out: Path, quantize: str | None = None, max_gap: float = 7.0,
@@ -135,7 +149,9 @@ def model_card(manifest: Manifest) -> str:
         f"({'less than one epoch' if not t.get('epochs') else str(t.get('epochs')) + ' epochs'}"
         f"), {t.get('minutes')} min on "
         f"{'2 CPU cores (no GPU)' if t.get('device') == 'cpu' else t.get('device')}; "
-        f"final weights: {t.get('weights')}.",
+        f"final weights: {t.get('weights')}"
+        + (f"; fine-tuned from {t['init_from']} (steps counted from there)"
+           if t.get("init_from") else "") + ".",
         "",
         "## Dev scores (measured on this bundle)",
         "",
@@ -149,12 +165,16 @@ def model_card(manifest: Manifest) -> str:
                 f"| {key} | {s['friends_bleu']} | {s['friends_chrf']} | {s['flores_bleu']} | "
                 f"{s['flores_chrf']} | {s['deixis_dev']} | {s['lex_cohesion_dev']} | "
                 f"{s['ctxpro_dev']} | {s['sentences_per_s']} |")
-        lines += ["", "BLEU/chrF: sacrebleu defaults on friends_dev / flores_dev, documents "
-                  "translated in order as the app does (beam 4). Deixis / lexical cohesion: "
-                  "Voita et al. 2019 dev accuracy with 3 context sentences (chance is about "
-                  "0.5). ctxpro: share of dev items (200 per evalset, evenly sampled) whose "
-                  "expected form appears. sentences/s: friends_dev on this 2-core CPU, int8, "
-                  "one thread while another job used the other core."]
+        m = next(iter(manifest.scores.values())).get("measured_on", {})
+        lines += ["", f"BLEU/chrF: sacrebleu defaults on friends_dev "
+                  f"({m.get('friends_sentences', 'all')} sentences) / flores_dev "
+                  f"({m.get('flores_sentences', 'all')} sentences), documents translated in "
+                  f"order as the app does (beam {m.get('beam', 4)}). Deixis / lexical cohesion: "
+                  "Voita et al. 2019 dev accuracy with up to 3 context sentences (chance is "
+                  "about 0.5). ctxpro: share of dev items "
+                  f"({m.get('ctxpro_items', 'a sample of')} in all, evenly sampled per evalset) "
+                  "whose expected form appears. sentences/s: friends_dev on this 2-core CPU "
+                  f"({m.get('threads') or 'default'} threads), {t.get('quantization')} weights."]
     else:
         lines.append("Not measured yet: run `subctx-train dev-report BUNDLE --record`.")
     best_bleu = max((sc.get("friends_bleu") or 0.0 for sc in manifest.scores.values()),

@@ -275,3 +275,25 @@ def dev_report(
                              random_control, bleu_limit)
     show_dev_table(report)
     _json_out(json_file, report)
+
+
+@app.command("dev-table")
+def dev_table(
+    reports: Annotated[list[Path], typer.Argument(help="JSON files written by dev-report --json.")],
+    markdown: Annotated[Path | None, typer.Option(help="Also write the table here.")] = None,
+) -> None:
+    """One dev table from several dev-report runs (e.g. models evaluated as they finished)."""
+    import json
+
+    from training.report import dev_table_markdown, show_dev_table
+
+    merged: dict = {"models": {}}
+    for path in reports:
+        try:
+            merged["models"].update(json.loads(path.read_text(encoding="utf-8"))["models"])
+        except (OSError, ValueError, KeyError) as err:
+            typer.echo(f"error: {path}: not a dev-report JSON ({err})", err=True)
+            raise typer.Exit(1) from None
+    show_dev_table(merged)
+    if markdown is not None:
+        markdown.write_text(dev_table_markdown(merged) + "\n", encoding="utf-8")

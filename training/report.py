@@ -133,6 +133,10 @@ def evaluate_condition(engine: Engine, dev_root: Path, context: int, ctxpro_limi
         "lex_cohesion_dev": by_test.get("lex_cohesion_dev"),
         "ctxpro_dev": _ctxpro_overall(ctxpro),
         "sentences_per_s": bleu[0]["sentences_per_s"],
+        "measured_on": {"friends_sentences": bleu[0]["sentences"],
+                        "flores_sentences": bleu[1]["sentences"],
+                        "ctxpro_items": sum(r["items"] for r in ctxpro if r["rule"] == "all"),
+                        "beam": beam},
         "details": {"bleu_chrf": bleu, "contrastive": contrastive, "ctxpro": ctxpro},
     }
 
@@ -151,6 +155,7 @@ def full_dev_report(models: list[Path], dev_root: Path, ctxpro_limit: int = 300,
             console.print(f"[bold]{model}[/bold] context={k}")
             conditions.append(evaluate_condition(engine, dev_root, k, ctxpro_limit, beam,
                                                  bleu_limit=bleu_limit))
+            conditions[-1]["measured_on"]["threads"] = threads
         if random_control and engine.max_context:
             console.print(f"[bold]{model}[/bold] context={default_k}, random")
             conditions.append(evaluate_condition(engine, dev_root, default_k, ctxpro_limit, beam,
@@ -187,5 +192,5 @@ def show_dev_table(report: dict) -> None:
         for c in conditions:
             table.add_row(Path(model).name, str(c["context"]),
                           *(str(c.get(key)) for key, _ in DEV_COLUMNS))
-    Console().print(table)
-    Console().print(dev_table_markdown(report))
+    Console(width=160).print(table)
+    print(dev_table_markdown(report))
