@@ -3,7 +3,7 @@
 import torch
 
 from training.context_models import ContextEncoderTransformer
-from training.model import ModelConfig, Transformer
+from training.model import Dropout, ModelConfig, Transformer
 
 CFG = ModelConfig(vocab_size=40, d_model=32, n_heads=4, ff_dim=64, enc_layers=2, dec_layers=2,
                   dropout=0.0)
@@ -48,3 +48,24 @@ def test_decode_step_for_a_context_model_and_reordered_hypotheses():
         full = model.decode(torch.cat([tokens[swap], nxt[:, None]], 1), memory[swap],
                             mask[swap])[0][:, -1]
         torch.testing.assert_close(step, full, atol=1e-5, rtol=1e-5)
+
+
+def test_dropout_drops_about_p_and_keeps_the_expected_value():
+    torch.manual_seed(0)
+    drop = Dropout(0.1)
+    x = torch.ones(200, 500)
+    y = drop(x)
+    dropped = float((y == 0).float().mean())
+    assert abs(dropped - 26 / 256) < 0.005  # p rounded to 1/256
+    assert abs(float(y.mean()) - 1.0) < 0.01  # inverted dropout: same expectation
+    assert torch.equal(drop.eval()(x), x)
+
+
+def test_dropout_passes_gradients_only_through_kept_elements():
+    torch.manual_seed(0)
+    x = torch.randn(64, 32, requires_grad=True)
+    y = Dropout(0.5)(x)
+    y.sum().backward()
+    kept = y.detach() != 0
+    assert torch.allclose(x.grad[kept], torch.full_like(x.grad[kept], 256 / 128))
+    assert torch.all(x.grad[~kept] == 0)

@@ -13,7 +13,7 @@ from training.config import make_config
 from training.data import Document, Segment
 from training.examples import BOS, EOS, Example, epoch_batches, render
 from training.loss import discounted_loss
-from training.train import Trainer
+from training.train import Trainer, use_bf16
 
 
 def fixture_docs(copies: int = 8) -> list[Document]:
@@ -73,8 +73,10 @@ def _trainer(tmp_path, name, **overrides):
                    quiet=True)
 
 
-def test_loss_goes_down(tmp_path):
-    trainer = _trainer(tmp_path, "run", max_steps=60, lr=5.0)
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_loss_goes_down(tmp_path, precision):
+    trainer = _trainer(tmp_path, "run", max_steps=60, lr=5.0, precision=precision)
+    assert use_bf16(trainer.cfg.precision, trainer.device) == (precision == "bf16")
     before = trainer.evaluate()["dev_nll"]
     trainer.train()
     after = trainer.evaluate()["dev_nll"]

@@ -38,6 +38,10 @@ def train(
     dropout: Annotated[float | None, typer.Option()] = None,
     vocab_size: Annotated[int | None, typer.Option()] = None,
     seed: Annotated[int | None, typer.Option()] = None,
+    precision: Annotated[str | None, typer.Option(
+        help="auto (bf16 where the hardware runs it natively), bf16 or fp32.")] = None,
+    compile: Annotated[bool, typer.Option(
+        help="torch.compile the training step (faster after a start-up of minutes).")] = False,
     device: Annotated[str, typer.Option(help="auto, cpu or cuda.")] = "auto",
     threads: Annotated[int, typer.Option(help="CPU threads for torch (0: default).")] = 0,
 ) -> None:
@@ -57,7 +61,8 @@ def train(
                       segment_shift=segment_shift, max_k=max_k, k_probs=k_probs,
                       target_context=target_context,
                       budget_minutes=budget_minutes, max_steps=max_steps, max_tokens=max_tokens,
-                      dropout=dropout, vocab_size=vocab_size, seed=seed)
+                      dropout=dropout, vocab_size=vocab_size, seed=seed,
+                      precision=precision, compile=compile or None)
     trainer = Trainer(cfg, run_dir, read_documents(data), read_documents(dev or []), device,
                       init_from=init_from)
     typer.echo(f"{len(trainer.train_examples)} training examples, "

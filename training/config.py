@@ -47,6 +47,10 @@ class TrainConfig(ModelShape):
     patience: int = 8  # evaluations without dev improvement before stopping
     keep_last: int = 5  # checkpoints kept (and averaged at export)
     seed: int = 1234
+    # 'auto': bf16 autocast on CUDA and on CPUs with native bf16 matrix units (AMX,
+    # AVX512-BF16), float32 elsewhere; 'bf16' or 'fp32' to force one
+    precision: str = "auto"
+    compile: bool = False  # torch.compile the training step (about 1.2x on CPU, after ~2 min)
 
     def validate(self) -> None:
         if self.architecture not in ARCHITECTURES:
@@ -58,6 +62,8 @@ class TrainConfig(ModelShape):
             self.k_probs = self.k_probs if len(self.k_probs) == 2 else [0.2, 0.8]
         if self.architecture == "capsule":  # up to 3 previous sentences (Yang et al.)
             self.segment_shift = 0
+        if self.precision not in ("auto", "bf16", "fp32"):
+            raise ValueError("precision is 'auto', 'bf16' or 'fp32'")
         if self.target_context not in ("prefix", "none"):
             raise ValueError("target_context is 'prefix' (sKtoK) or 'none' (sKto1)")
         if len(self.k_probs) != self.max_k + 1:

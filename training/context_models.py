@@ -44,6 +44,7 @@ from torch import Tensor, nn
 from training.config import TrainConfig
 from training.model import (
     DecoderLayer,
+    Dropout,
     EncoderLayer,
     FeedForward,
     ModelConfig,
@@ -76,7 +77,7 @@ class GatedContextLayer(nn.Module):
         self.ctx_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
         self.gate = nn.Linear(2 * cfg.d_model, cfg.d_model)
         self.ffn = FeedForward(cfg.d_model, cfg.ff_dim, cfg.dropout)
-        self.dropout = nn.Dropout(cfg.dropout)
+        self.dropout = Dropout(cfg.dropout)
         self.last_gate: Tensor | None = None
 
     def forward(self, x: Tensor, mask: Tensor, ctx: Tensor, ctx_mask: Tensor,
