@@ -50,8 +50,9 @@ def train(
 
     from training.config import make_config
     from training.data import read_documents
-    from training.train import Trainer
+    from training.train import Trainer, keep_freed_memory
 
+    keep_freed_memory()
     if threads:
         torch.set_num_threads(threads)
     k_probs = None
