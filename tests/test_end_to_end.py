@@ -10,7 +10,7 @@ from subctx.cli import app as subctx_app
 from subctx.engine import Engine
 from tests.helpers import CORPUS, write_srt
 from tests.test_training import fixture_docs
-from training.bundle_card import export_run, record_scores, training_minutes
+from training.bundle_card import _budget, export_run, record_scores, training_minutes
 from training.cli import app as train_app
 from training.config import make_config
 from training.data import Document, Segment
@@ -100,6 +100,18 @@ def test_every_evaluator_runs_on_fixture_data(trained):
     assert len(rows) == 4 and rows[2].startswith(f"| {bundle.name} | 1 |") and "other" in rows[3]
     bad = CliRunner().invoke(train_app, ["dev-table", str(root / "table.md")])
     assert bad.exit_code != 0 and "not a dev-report JSON" in bad.output
+
+
+def test_model_card_budget_counts_the_pretraining_run():
+    fine_tuned = {"device": "cpu", "steps": 1500, "minutes": 30.0, "precision": "bf16",
+                  "init_from": "runs/base",
+                  "pretraining": {"architecture": "transformer", "steps": 1000, "epochs": 5,
+                                  "minutes": 100.0}}
+    text = _budget(fine_tuned)
+    assert "1000 steps (5 full epochs, 100.0 min) as a transformer model" in text
+    assert "then 500 steps (30.0 min)" in text and "130.0 min in all" in text
+    assert "bf16" in text
+    assert "less than one epoch" in _budget({"device": "cpu", "steps": 10, "epochs": 0})
 
 
 def test_training_minutes_add_up_over_resumed_sessions():

@@ -8,6 +8,7 @@ import torch
 from safetensors.torch import load_file
 
 from tests.helpers import CORPUS
+from training.bundle_card import _training_info
 from training.checkpoint import average_states, load_chunked, save_checkpoint, save_chunked
 from training.config import make_config
 from training.data import Document, Segment
@@ -132,6 +133,9 @@ def test_fine_tuning_starts_from_the_baseline(tmp_path, architecture):
     resumed = _fine_tuner(tmp_path, architecture, tmp_path / "base", architecture=architecture,
                           max_steps=14, enc_layers=2)
     assert resumed.step == 14  # a restart resumes the run, it does not re-initialise
+    info = _training_info(tmp_path / architecture, tuned.cfg, {})
+    assert info["pretraining"]["architecture"] == "transformer"
+    assert info["pretraining"]["steps"] == 10 and info["steps"] == 14
 
 
 def test_fine_tuning_refuses_another_tokenizer(tmp_path):

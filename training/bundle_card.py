@@ -34,20 +34,34 @@ def _load(source: Path) -> tuple[Transformer, TrainConfig, Path, dict]:
     return model, cfg, source, {"weights": weights}
 
 
+def _run_progress(run_dir: Path) -> dict:
+    """Steps, epochs, wall-clock minutes and last dev scores of a run, from metrics.jsonl."""
+    metrics = run_dir / "metrics.jsonl"
+    records = ([json.loads(x) for x in metrics.read_text().splitlines() if x.strip()]
+               if metrics.exists() else [])
+    if not records:
+        return {}
+    return {"steps": records[-1]["step"], "epochs": records[-1]["epoch"],
+            "minutes": round(training_minutes(records), 1),
+            "precision": records[-1].get("precision", "fp32"),
+            "final_dev": {k: v for k, v in records[-1].items() if k.startswith("dev_")}}
+
+
 def _training_info(run_dir: Path, cfg: TrainConfig, extra: dict) -> dict:
     info = {"config": cfg.to_dict(), **extra,
             "parameters": None, "steps": None, "minutes": None, "device": None}
-    metrics = run_dir / "metrics.jsonl"
-    if metrics.exists():
-        records = [json.loads(x) for x in metrics.read_text().splitlines() if x.strip()]
-        if records:
-            info["steps"] = records[-1]["step"]
-            info["epochs"] = records[-1]["epoch"]
-            info["minutes"] = round(training_minutes(records), 1)
-            info["final_dev"] = {k: v for k, v in records[-1].items() if k.startswith("dev_")}
+    info.update(_run_progress(run_dir))
     config = run_dir / "config.json"
-    if config.exists() and json.loads(config.read_text()).get("init_from"):
-        info["init_from"] = json.loads(config.read_text())["init_from"]
+    init_from = json.loads(config.read_text()).get("init_from") if config.exists() else None
+    if init_from:
+        # a fine-tuned model: its budget includes the run it started from
+        from training.train import init_run_dir
+
+        init_dir = init_run_dir(Path(init_from))
+        init_cfg = json.loads((init_dir / "config.json").read_text())["train"]
+        info["init_from"] = init_from
+        info["pretraining"] = {"architecture": init_cfg["architecture"],
+                               **_run_progress(init_dir)}
     return info
 
 
@@ -117,6 +131,25 @@ def record_scores(bundle_dir: Path, conditions: list[dict]) -> None:
     (Path(bundle_dir) / "README.md").write_text(model_card(manifest), encoding="utf-8")
 
 
+def _budget(t: dict) -> str:
+    """How long and where the model was trained, pre-training included."""
+    hardware = ("2 CPU cores, no GPU" if t.get("device") == "cpu" else t.get("device"))
+    precision = t.get("precision", "fp32")
+    pre = t.get("pretraining")
+    if not pre:
+        epochs = t.get("epochs")
+        passes = f"{epochs} full epochs" if epochs else "less than one epoch"
+        return (f"{t.get('steps')} steps ({passes}), {t.get('minutes')} min on {hardware} "
+                f"({precision} precision)")
+    steps = (t.get("steps") or 0) - (pre.get("steps") or 0)
+    total = round((t.get("minutes") or 0) + (pre.get("minutes") or 0), 1)
+    return (f"{pre.get('steps')} steps ({pre.get('epochs')} full epochs, "
+            f"{pre.get('minutes')} min) as a {pre.get('architecture')} model, then {steps} "
+            f"steps ({t.get('minutes')} min) of fine-tuning as this model "
+            f"(from {t.get('init_from')}); {total} min in all on {hardware} "
+            f"({precision} precision)")
+
+
 def model_card(manifest: Manifest) -> str:
     t = manifest.info.get("training", {})
     cfg = t.get("config", {})
@@ -145,13 +178,7 @@ def model_card(manifest: Manifest) -> str:
         "- **Data**: ../shared/data/en-ru/train (≈102k pairs: Friends, Three Plus One, WMT "
         "general test sets, bilinguator books, TICO-19, 3Blue1Brown, OPUS-MT test sets, "
         "NTREX-128, ctxpro dev documents); dev for early stopping: friends_dev + flores_dev.",
-        f"- **Training**: {t.get('steps')} steps "
-        f"({'less than one epoch' if not t.get('epochs') else str(t.get('epochs')) + ' epochs'}"
-        f"), {t.get('minutes')} min on "
-        f"{'2 CPU cores (no GPU)' if t.get('device') == 'cpu' else t.get('device')}; "
-        f"final weights: {t.get('weights')}"
-        + (f"; fine-tuned from {t['init_from']} (steps counted from there)"
-           if t.get("init_from") else "") + ".",
+        f"- **Training**: {_budget(t)}; final weights: {t.get('weights')}.",
         "",
         "## Dev scores (measured on this bundle)",
         "",

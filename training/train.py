@@ -448,6 +448,7 @@ class Trainer:
                 "nll": window["nll"] / max(1, window["tokens"]),
                 "acc": window["correct"] / max(1, window["tokens"]),
                 "target_tokens_per_s": window["tokens"] / max(elapsed, 1e-9),
+                "precision": "bf16" if use_bf16(self.cfg.precision, self.device) else "fp32",
                 "elapsed_min": (time.monotonic() - start) / 60}
 
 
