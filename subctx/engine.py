@@ -168,8 +168,10 @@ class Engine:
             return []
         inputs = [self._inputs(r) for r in requests]
         longest_prefix = max(len(p.prefix) for p in inputs)
-        room = min(self.manifest.max_positions - 1 - len(p.prefix) for p in inputs)
-        decode_len = min(room, max(p.budget for p in inputs))
+        # CTranslate2 counts the forced prefix in max_decoding_length: the current sentence
+        # gets its whole budget after the prefix (`_inputs` made sure both fit the positions).
+        decode_len = min(self.manifest.max_positions - 1,
+                         max(len(p.prefix) + p.budget for p in inputs))
         results = self.translator.translate_batch(
             [p.source for p in inputs],
             target_prefix=[p.prefix or None for p in inputs] if longest_prefix else None,

@@ -101,3 +101,22 @@ def test_bundle_with_corrupt_weights_fails_cleanly(tmp_path, tiny_bundle):
     (copy / "model.bin").write_bytes(b"garbage")
     with pytest.raises(BundleError, match="cannot load model"):
         Engine(copy, device="cpu")
+
+
+def test_long_context_does_not_shorten_the_current_sentence(engine, monkeypatch):
+    """CTranslate2 counts the forced prefix in max_decoding_length: the budget must not."""
+    seen = []
+    translate_batch = engine.translator.translate_batch
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs["max_decoding_length"])
+        return translate_batch(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "translator", type("T", (), {"translate_batch": staticmethod(spy)})())
+    sentence = "Can you help my daughter?"
+    context = "Good evening, doctor, thank you so much for coming here so late tonight."
+    engine.translate([Request(sentence)], beam_size=1)
+    req = Request(sentence, (context,), ("Добрый вечер, доктор, спасибо, что пришли так поздно.",))
+    engine.translate([req], beam_size=1)
+    prefix = engine._inputs(req).prefix
+    assert seen[1] == seen[0] + len(prefix)
