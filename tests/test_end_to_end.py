@@ -10,7 +10,7 @@ from subctx.cli import app as subctx_app
 from subctx.engine import Engine
 from tests.helpers import CORPUS, write_srt
 from tests.test_training import fixture_docs
-from training.bundle_card import _budget, export_run, record_scores, training_minutes
+from training.bundle_card import _budget, export_run, known_limits, record_scores, training_minutes
 from training.cli import app as train_app
 from training.config import make_config
 from training.data import Document, Segment
@@ -148,3 +148,17 @@ def test_spread_documents_keeps_whole_documents_across_the_set():
     assert picked[0] is docs[0] and int(picked[-1].doc_id[1:]) >= 15  # spread, not a prefix
     assert all(len(d.segments) in (3, 4) for d in picked)  # never cut inside a document
     assert spread_documents(docs, None) == docs and spread_documents(docs, 10_000) == docs
+
+
+def test_model_card_limits_come_from_the_measured_scores():
+    def row(bleu, deixis):
+        return {"friends_bleu": bleu, "deixis_dev": deixis, "lex_cohesion_dev": 0.46}
+
+    worse_with_context = known_limits({"context=1": row(12.0, 0.52), "context=0": row(15.5, 0.5),
+                                       "context=1 (random)": row(8.0, 0.5)})
+    text = "\n".join(worse_with_context)
+    assert "BLEU 12.0 with context against 15.5 with `--context 0`" in text
+    assert "deixis 0.52" in text and "Severely undertrained" not in text
+    good = "\n".join(known_limits({"context=1": row(20.0, 0.8), "context=0": row(19.0, 0.5)}))
+    assert "Context costs" not in good and "barely decides" not in good
+    assert "Severely undertrained" in "\n".join(known_limits({"context=0": row(1.0, 0.5)}))

@@ -112,7 +112,8 @@ def test_long_context_does_not_shorten_the_current_sentence(engine, monkeypatch)
         seen.append(kwargs["max_decoding_length"])
         return translate_batch(*args, **kwargs)
 
-    monkeypatch.setattr(engine, "translator", type("T", (), {"translate_batch": staticmethod(spy)})())
+    spying = type("Spy", (), {"translate_batch": staticmethod(spy)})()
+    monkeypatch.setattr(engine, "translator", spying)
     sentence = "Can you help my daughter?"
     context = "Good evening, doctor, thank you so much for coming here so late tonight."
     engine.translate([Request(sentence)], beam_size=1)

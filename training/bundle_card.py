@@ -197,24 +197,51 @@ def model_card(manifest: Manifest) -> str:
                   f"({m.get('friends_sentences', 'all')} sentences) / flores_dev "
                   f"({m.get('flores_sentences', 'all')} sentences), documents translated in "
                   f"order as the app does (beam {m.get('beam', 4)}). Deixis / lexical cohesion: "
-                  "Voita et al. 2019 dev accuracy with up to 3 context sentences (chance is "
-                  "about 0.5). ctxpro: share of dev items "
+                  "Voita et al. 2019 dev accuracy with up to 3 context sentences (a model "
+                  "that ignores context scores 0.5 / 0.462). ctxpro: share of dev items "
                   f"({m.get('ctxpro_items', 'a sample of')} in all, evenly sampled per evalset) "
                   "whose expected form appears. sentences/s: friends_dev on this 2-core CPU "
                   f"({m.get('threads') or 'default'} threads), {t.get('quantization')} weights."]
     else:
         lines.append("Not measured yet: run `subctx-train dev-report BUNDLE --record`.")
-    best_bleu = max((sc.get("friends_bleu") or 0.0 for sc in manifest.scores.values()),
-                    default=0.0)
-    lines += ["", "## Known limits", ""]
-    if manifest.scores and best_bleu < 5:
+    limits = known_limits(manifest.scores, forced_prefix=ctx.target_side == "prefix")
+    lines += ["", "## Known limits", "", *limits, ""]
+    return "\n".join(lines)
+
+
+def known_limits(scores: dict[str, dict], forced_prefix: bool = True) -> list[str]:
+    """The card's warnings, read off the measured dev scores (keyed 'context=K');
+    `forced_prefix`: the model is fed its previous translations as a decoder prefix."""
+    lines = []
+    best_bleu = max((sc.get("friends_bleu") or 0.0 for sc in scores.values()), default=0.0)
+    if scores and best_bleu < 5:
         lines.append("- **Severely undertrained** (dev BLEU below 5): it writes fluent-looking "
                      "Russian that usually does not translate the English. It ships so that the "
                      "app works offline end to end; replace it with a model trained longer "
                      "(e.g. `--preset gpu-base` on a GPU) before relying on it.")
+    with_ctx = next((sc for key, sc in scores.items()
+                     if key != "context=0" and "random" not in key), None)
+    without = scores.get("context=0")
+    if with_ctx and without:
+        gap = round(without["friends_bleu"] - with_ctx["friends_bleu"], 2)
+        if gap > 0:
+            lines.append(
+                f"- **Context costs accuracy**: friends_dev BLEU {with_ctx['friends_bleu']} with "
+                f"context against {without['friends_bleu']} with `--context 0`"
+                + (". After a forced previous translation the model tends to end the sentence "
+                   "early (it can drop the second turn of a dialogue cue)" if forced_prefix
+                   else "") +
+                "; use `--context 0` when completeness matters more than agreement with the "
+                "previous line.")
+        if (with_ctx.get("deixis_dev") or 0.0) < 0.6:
+            lines.append(
+                f"- **Context barely decides ты/вы or gender yet**: Voita deixis "
+                f"{with_ctx.get('deixis_dev')} and lexical cohesion "
+                f"{with_ctx.get('lex_cohesion_dev')} with context, against 0.5 / 0.462 for a "
+                "model that ignores context; the previous line helps now and then, not reliably.")
     lines += ["- Small model trained on about 100k sentence pairs with a short budget: "
-              "translations are often rough; check them before use.",
+              "translations are often rough (names, idioms and rare words especially); check "
+              "them before use.",
               "- Context helps only where the previous cue is within the gap rule and was "
-              "translated well; an early mistake can propagate through the prefix.",
-              ""]
-    return "\n".join(lines)
+              "translated well; an early mistake can propagate through the prefix."]
+    return lines
