@@ -59,6 +59,9 @@ class Manifest:
     source_lang: str = "en"
     target_lang: str = "ru"
     max_positions: int = 1024  # longest encoder/decoder sequence the model has positions for
+    # beam search scores hypotheses by log-probability / length ** length_penalty; chosen on
+    # dev at export time (a concatenation model fed a long prefix needs more than 1.0)
+    length_penalty: float = 1.0
     source_spm: str = "source.spm"
     target_spm: str = "target.spm"
     context: ContextSettings = field(default_factory=ContextSettings)

@@ -179,6 +179,7 @@ class Engine:
             return_scores=True, return_attention=return_attention,
             max_batch_size=max_batch_size, max_input_length=0,
             max_decoding_length=max(1, decode_len),
+            length_penalty=self.manifest.length_penalty,
         )
         out = []
         for request, prepared, result in zip(requests, inputs, results, strict=True):

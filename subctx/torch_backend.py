@@ -103,7 +103,8 @@ class TorchEngine:
         src, ctx, dist, src_ids = self._tensors(requests)
         with torch.no_grad():
             memory, mask = self.model.encode(src, None, ctx, dist)
-            results = self._beam_search(memory, mask, beam, max(len(s) for s in src_ids))
+            results = self._beam_search(memory, mask, beam, max(len(s) for s in src_ids),
+                                        self.manifest.length_penalty)
         out = []
         for i, hyps in enumerate(results):
             best_ids, best_score = hyps[0]

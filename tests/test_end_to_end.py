@@ -56,7 +56,7 @@ def trained(tmp_path_factory):
     trainer = Trainer(cfg, root / "run", fixture_docs(), fixture_docs(1), device="cpu",
                       quiet=True)
     trainer.train()
-    bundle = export_run(root / "run", root / "bundle", quantize="int8")
+    bundle = export_run(root / "run", root / "bundle", quantize="int8", length_penalty=2.0)
     return root, bundle
 
 
@@ -65,9 +65,10 @@ def test_export_writes_a_complete_bundle(trained):
     manifest = load_bundle(bundle).manifest
     assert manifest.architecture == "concat" and manifest.context.max_k == 3
     assert manifest.context.segment_shift == 16 and manifest.max_positions == 256
-    assert manifest.info["training"]["steps"] == 30
+    assert manifest.info["training"]["steps"] == 30 and manifest.length_penalty == 2.0
     card = (bundle / "README.md").read_text(encoding="utf-8")
     assert "concatenation model" in card and "Known limits" in card
+    assert "length penalty 2." in card
 
 
 def test_every_evaluator_runs_on_fixture_data(trained):
@@ -111,6 +112,15 @@ def test_model_card_budget_counts_the_pretraining_run():
     assert "1000 steps (5 full epochs, 100.0 min) as a transformer model" in text
     assert "then 500 steps (30.0 min)" in text and "130.0 min in all" in text
     assert "bf16" in text
+    chain = {**fine_tuned, "steps": 2000,
+             "pretraining": [{"architecture": "transformer", "steps": 1000, "epochs": 5,
+                              "minutes": 100.0},
+                             {"architecture": "concat", "steps": 1500, "epochs": 0,
+                              "minutes": 10.0}]}
+    text = _budget(chain)
+    assert "1000 steps (5 full epochs, 100.0 min) as a transformer model, then 500 steps " \
+           "(10.0 min) as a concat model, then 500 steps (30.0 min) of fine-tuning" in text
+    assert "140.0 min in all" in text
     assert "less than one epoch" in _budget({"device": "cpu", "steps": 10, "epochs": 0})
 
 

@@ -110,6 +110,7 @@ def test_long_context_does_not_shorten_the_current_sentence(engine, monkeypatch)
 
     def spy(*args, **kwargs):
         seen.append(kwargs["max_decoding_length"])
+        assert kwargs["length_penalty"] == engine.manifest.length_penalty
         return translate_batch(*args, **kwargs)
 
     spying = type("Spy", (), {"translate_batch": staticmethod(spy)})()

@@ -134,8 +134,9 @@ def test_fine_tuning_starts_from_the_baseline(tmp_path, architecture):
                           max_steps=14, enc_layers=2)
     assert resumed.step == 14  # a restart resumes the run, it does not re-initialise
     info = _training_info(tmp_path / architecture, tuned.cfg, {})
-    assert info["pretraining"]["architecture"] == "transformer"
-    assert info["pretraining"]["steps"] == 10 and info["steps"] == 14
+    [stage] = info["pretraining"]
+    assert stage["architecture"] == "transformer" and stage["run"] == str(tmp_path / "base")
+    assert stage["steps"] == 10 and info["steps"] == 14
 
 
 def test_fine_tuning_refuses_another_tokenizer(tmp_path):

@@ -51,18 +51,34 @@ def _training_info(run_dir: Path, cfg: TrainConfig, extra: dict) -> dict:
     info = {"config": cfg.to_dict(), **extra,
             "parameters": None, "steps": None, "minutes": None, "device": None}
     info.update(_run_progress(run_dir))
-    config = run_dir / "config.json"
-    init_from = json.loads(config.read_text()).get("init_from") if config.exists() else None
-    if init_from:
-        # a fine-tuned model: its budget includes the run it started from
-        from training.train import init_run_dir
-
-        init_dir = init_run_dir(Path(init_from))
-        init_cfg = json.loads((init_dir / "config.json").read_text())["train"]
-        info["init_from"] = init_from
-        info["pretraining"] = {"architecture": init_cfg["architecture"],
-                               **_run_progress(init_dir)}
+    stages = _pretraining(run_dir)
+    if stages:  # a fine-tuned model: its budget includes the runs it started from
+        info["init_from"] = _init_from(run_dir)
+        info["pretraining"] = stages
     return info
+
+
+def _init_from(run_dir: Path) -> str | None:
+    config = run_dir / "config.json"
+    return json.loads(config.read_text()).get("init_from") if config.exists() else None
+
+
+def _pretraining(run_dir: Path) -> list[dict]:
+    """The runs this one started from (`--init-from`, followed back), earliest first."""
+    from training.train import init_run_dir
+
+    stages, seen = [], {run_dir.resolve()}
+    init_from = _init_from(run_dir)
+    while init_from:
+        init_dir = init_run_dir(Path(init_from))
+        if init_dir.resolve() in seen or not (init_dir / "config.json").exists():
+            break
+        seen.add(init_dir.resolve())
+        cfg = json.loads((init_dir / "config.json").read_text())["train"]
+        stages.insert(0, {"run": str(init_dir), "architecture": cfg["architecture"],
+                          **_run_progress(init_dir)})
+        init_from = _init_from(init_dir)
+    return stages
 
 
 def training_minutes(records: list[dict]) -> float:
@@ -77,7 +93,7 @@ def training_minutes(records: list[dict]) -> float:
 
 
 def export_run(source: Path, out: Path, quantize: str | None = None, max_gap: float = 7.0,
-               default_k: int = 1) -> Path:
+               default_k: int = 1, length_penalty: float = 1.0) -> Path:
     model, cfg, run_dir, extra = _load(source)
     info = _training_info(run_dir, cfg, extra)
     info["parameters"] = sum(p.numel() for p in model.parameters())
@@ -86,7 +102,8 @@ def export_run(source: Path, out: Path, quantize: str | None = None, max_gap: fl
     torch_backend = cfg.architecture in ("context_encoder", "capsule")
     manifest = Manifest(
         architecture=cfg.architecture, backend="torch" if torch_backend else "ctranslate2",
-        max_positions=model.cfg.max_positions, source_spm="spm.model", target_spm="spm.model",
+        max_positions=model.cfg.max_positions, length_penalty=length_penalty,
+        source_spm="spm.model", target_spm="spm.model",
         context=ContextSettings(max_k=cfg.max_k, default_k=min(default_k, cfg.max_k),
                                 max_gap=max_gap,
                                 target_side="none" if torch_backend else cfg.target_context,
@@ -141,12 +158,18 @@ def _budget(t: dict) -> str:
         passes = f"{epochs} full epochs" if epochs else "less than one epoch"
         return (f"{t.get('steps')} steps ({passes}), {t.get('minutes')} min on {hardware} "
                 f"({precision} precision)")
-    steps = (t.get("steps") or 0) - (pre.get("steps") or 0)
-    total = round((t.get("minutes") or 0) + (pre.get("minutes") or 0), 1)
-    return (f"{pre.get('steps')} steps ({pre.get('epochs')} full epochs, "
-            f"{pre.get('minutes')} min) as a {pre.get('architecture')} model, then {steps} "
-            f"steps ({t.get('minutes')} min) of fine-tuning as this model "
-            f"(from {t.get('init_from')}); {total} min in all on {hardware} "
+    stages = pre if isinstance(pre, list) else [pre]  # bundles before chains: one stage
+    parts, done = [], 0
+    for i, stage in enumerate(stages):
+        steps = (stage.get("steps") or 0) - done
+        done = stage.get("steps") or 0
+        what = (f"{stage.get('epochs')} full epochs, " if i == 0 else "")
+        parts.append(f"{steps} steps ({what}{stage.get('minutes')} min) as a "
+                     f"{stage.get('architecture')} model")
+    parts.append(f"{(t.get('steps') or 0) - done} steps ({t.get('minutes')} min) of "
+                 f"fine-tuning as this model (from {t.get('init_from')})")
+    total = round(sum(s.get("minutes") or 0 for s in stages) + (t.get("minutes") or 0), 1)
+    return (", then ".join(parts) + f"; {total} min in all on {hardware} "
             f"({precision} precision)")
 
 
@@ -156,7 +179,8 @@ def model_card(manifest: Manifest) -> str:
     ctx = manifest.context
     arch = {"concat": "concatenation model (Lupo et al. 2022): context sentences concatenated "
                       f"on both sides, context-discounted loss (CD = {cfg.get('cd_weight')}), "
-                      f"segment-shifted encoder positions (shift {ctx.segment_shift})",
+                      + (f"segment-shifted encoder positions (shift {ctx.segment_shift})"
+                         if ctx.segment_shift else "plain encoder positions"),
             "transformer": "sentence-level Transformer (no context)",
             "context_encoder": "context-aware encoder (Voita et al. 2018): shared first N-1 "
                                "encoder layers, gated attention to the previous sentence; "
@@ -174,7 +198,8 @@ def model_card(manifest: Manifest) -> str:
         f"{t.get('quantization')} weights.",
         f"- **Context**: up to {ctx.max_k} previous sentence(s) (trained on a K mix "
         f"{cfg.get('k_probs')}); the app uses K={ctx.default_k} and a {ctx.max_gap:g} s gap "
-        "rule; previous translations are forced as the decoder prefix.",
+        "rule; previous translations are forced as the decoder prefix; beam search with "
+        f"length penalty {manifest.length_penalty:g}.",
         "- **Data**: ../shared/data/en-ru/train (≈102k pairs: Friends, Three Plus One, WMT "
         "general test sets, bilinguator books, TICO-19, 3Blue1Brown, OPUS-MT test sets, "
         "NTREX-128, ctxpro dev documents); dev for early stopping: friends_dev + flores_dev.",
@@ -196,7 +221,8 @@ def model_card(manifest: Manifest) -> str:
         lines += ["", f"BLEU/chrF: sacrebleu defaults on friends_dev "
                   f"({m.get('friends_sentences', 'all')} sentences) / flores_dev "
                   f"({m.get('flores_sentences', 'all')} sentences), documents translated in "
-                  f"order as the app does (beam {m.get('beam', 4)}). Deixis / lexical cohesion: "
+                  f"order as the app does (beam {m.get('beam', 4)}, length penalty "
+                  f"{manifest.length_penalty:g}). Deixis / lexical cohesion: "
                   "Voita et al. 2019 dev accuracy with up to 3 context sentences (a model "
                   "that ignores context scores 0.5 / 0.462). ctxpro: share of dev items "
                   f"({m.get('ctxpro_items', 'a sample of')} in all, evenly sampled per evalset) "

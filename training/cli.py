@@ -144,11 +144,15 @@ def export(
     quantize: Annotated[str | None, typer.Option(help="int8, int8_float16, float16...")] = None,
     max_gap: Annotated[float, typer.Option(help="Context rule default gap.")] = 7.0,
     default_k: Annotated[int, typer.Option(help="Context K the app uses by default.")] = 1,
+    length_penalty: Annotated[float, typer.Option(
+        help="Beam-search length penalty the app uses (log-prob / length ** this); tune on "
+             "dev.")] = 1.0,
 ) -> None:
     """Export to a subctx bundle: CTranslate2 model, SentencePiece, manifest, model card."""
     from training.bundle_card import export_run
 
-    path = export_run(source, out, quantize, max_gap=max_gap, default_k=default_k)
+    path = export_run(source, out, quantize, max_gap=max_gap, default_k=default_k,
+                      length_penalty=length_penalty)
     typer.echo(f"bundle written: {path}")
 
 
