@@ -14,7 +14,7 @@ from training.config import make_config
 from training.data import Document, Segment
 from training.examples import BOS, EOS, Example, epoch_batches, render
 from training.loss import discounted_loss
-from training.train import Trainer, use_bf16
+from training.train import Trainer, init_step, use_bf16
 
 
 def fixture_docs(copies: int = 8) -> list[Document]:
@@ -120,6 +120,8 @@ def test_fine_tuning_starts_from_the_baseline(tmp_path, architecture):
     tuned = _fine_tuner(tmp_path, architecture, tmp_path / "base", architecture=architecture,
                         max_steps=14, eval_every=2, enc_layers=2)
     assert tuned.step == 10  # the schedule goes on from the baseline's last step
+    checkpoint = sorted((tmp_path / "base" / "checkpoints").glob("step-*"))[-1]
+    assert init_step(tmp_path / "base") == init_step(checkpoint) == 10
     assert (tmp_path / architecture / "spm.model").read_bytes() == \
         (tmp_path / "base" / "spm.model").read_bytes()
     own = tuned.model.state_dict()

@@ -39,7 +39,7 @@ START=()
 MAX_STEPS=$STEPS
 if [[ -n "${INIT:-}" ]]; then
   # the init run's step count: fine-tuning goes on from there (see `train --max-steps`)
-  BASE_STEP=$(python3 -c "import json,pathlib,sys; c=sorted(pathlib.Path(sys.argv[1],'checkpoints').glob('step-*')); print(json.loads((c[-1]/'meta.json').read_text())['step'])" "$INIT")
+  BASE_STEP=$(python3 -c "import sys; from training.train import init_step; print(init_step(sys.argv[1]))" "$INIT")
   START=(--init-from "$INIT")
   MAX_STEPS=$(( BASE_STEP + STEPS ))
 fi

@@ -185,20 +185,32 @@ def init_run_dir(init_from: Path) -> Path:
     return init_from.parent.parent if init_from.name.startswith("step-") else init_from
 
 
+def _init_checkpoint(init_from: Path) -> Path:
+    """The checkpoint folder whose step a fine-tuning run starts from."""
+    if init_from.name.startswith("step-"):
+        return init_from
+    found = sorted((init_from / "checkpoints").glob("step-*"))
+    if not found:
+        raise FileNotFoundError(f"{init_from}: no checkpoints to start from")
+    return found[-1]
+
+
+def init_step(init_from: Path) -> int:
+    """The step count a run started from `init_from` goes on from."""
+    return read_meta(_init_checkpoint(Path(init_from)))["step"]
+
+
 def initial_weights(init_from: Path) -> tuple[dict[str, torch.Tensor], int]:
     """Weights and step count to start a fine-tuning run from: a checkpoint folder, or a run
     folder's final (averaged) weights with the step of its last checkpoint."""
     from safetensors.torch import load_file
 
     init_from = Path(init_from)
-    if init_from.name.startswith("step-"):
-        return load_model_state(init_from), read_meta(init_from)["step"]
-    found = sorted((init_from / "checkpoints").glob("step-*"))
-    if not found:
-        raise FileNotFoundError(f"{init_from}: no checkpoints to start from")
+    checkpoint = _init_checkpoint(init_from)
     final = init_from / "final.safetensors"
-    state = load_file(str(final)) if final.exists() else load_model_state(found[-1])
-    return state, read_meta(found[-1])["step"]
+    if checkpoint == init_from or not final.exists():
+        return load_model_state(checkpoint), read_meta(checkpoint)["step"]
+    return load_file(str(final)), read_meta(checkpoint)["step"]
 
 
 class Trainer:
@@ -217,6 +229,7 @@ class Trainer:
         if device == "auto":
             device = f"cuda:{torch.cuda.current_device()}" if torch.cuda.is_available() else "cpu"
         self.device = torch.device(device)
+        self.bf16 = use_bf16(cfg.precision, self.device)  # probes the CPU: once, not per step
         self.quiet = quiet or not self.info.main
         seed_everything(cfg.seed)
         train_docs, counts = filter_documents(train_docs)
@@ -323,7 +336,7 @@ class Trainer:
 
     def _autocast(self):
         return torch.autocast(self.device.type, dtype=torch.bfloat16,
-                              enabled=use_bf16(self.cfg.precision, self.device))
+                              enabled=self.bf16)
 
     # -- training ----------------------------------------------------------------------------
     def train(self) -> Path:
@@ -448,7 +461,7 @@ class Trainer:
                 "nll": window["nll"] / max(1, window["tokens"]),
                 "acc": window["correct"] / max(1, window["tokens"]),
                 "target_tokens_per_s": window["tokens"] / max(elapsed, 1e-9),
-                "precision": "bf16" if use_bf16(self.cfg.precision, self.device) else "fp32",
+                "precision": "bf16" if self.bf16 else "fp32",
                 "elapsed_min": (time.monotonic() - start) / 60}
 
 
