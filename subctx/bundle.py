@@ -47,6 +47,7 @@ class SpecialTokens:
     pad: str = "<pad>"
     sep: str = "<sep>"
     ctx_bos: str = "<ctx>"
+    bt_tag: str = "<bt>"  # starts synthetic (back-translated) sources; never at inference
 
 
 @dataclass(frozen=True)

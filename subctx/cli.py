@@ -16,7 +16,8 @@ from rich.table import Table
 from subctx.bundle import default_bundle_path, load_bundle
 from subctx.errors import BundleError, SubctxError
 from subctx.files import Job, select_jobs
-from subctx.pipeline import DecodeOptions, DocumentResult, translate_documents
+from subctx.guard import GuardSettings
+from subctx.pipeline import SCHEDULES, DecodeOptions, DocumentResult, translate_documents
 from subctx.srt import SubtitleFile, read_srt, render_srt
 from subctx.textio import atomic_write_text
 from subctx.units import DocumentPlan, plan_document
@@ -127,8 +128,17 @@ def translate(
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Check inputs and show what would be written; translate nothing.")
     ] = False,
+    schedule: Annotated[str, typer.Option(
+        help="batched: all cues in large batches, repeated until every cue has its final "
+             "context (fast); sequential: each cue after the one before it. Same output.")
+    ] = "batched",
+    guard: Annotated[bool, typer.Option(
+        help="Fall back to a cue's translation without context when the context one is not "
+             "a translation of it.")] = True,
 ) -> None:
     """Translate .srt subtitles, each line with the line(s) just before it as context."""
+    if schedule not in SCHEDULES:
+        raise fail(f"unknown --schedule '{schedule}' (use {' or '.join(SCHEDULES)})")
     selection = select_jobs(paths, output, recursive, overwrite)
     failed = list(selection.failed)
     loaded = _load(selection.jobs, encoding, failed)
@@ -160,7 +170,8 @@ def translate(
     settings = bundle.manifest.context
     options = DecodeOptions(
         context=settings.default_k if context is None else context,
-        max_gap=settings.max_gap if max_gap is None else max_gap, beam_size=beam)
+        max_gap=settings.max_gap if max_gap is None else max_gap, beam_size=beam,
+        schedule=schedule, guard=GuardSettings(enabled=guard))
     if options.context > engine.max_context:
         warn(bundle.path, f"this model uses at most {engine.max_context} context cue(s); "
                           f"--context {options.context} is capped")

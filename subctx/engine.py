@@ -47,6 +47,7 @@ class Prepared:
 class Hypothesis:
     text: str
     log_prob: float  # sum over the current sentence's tokens (and </s>) of log p
+    tokens: int = 1  # how many tokens that sum is over (for per-token comparisons)
 
     @property
     def probability(self) -> float:
@@ -71,6 +72,8 @@ class Translation:
     # models with a separate context encoder: the current sentence's tokens (as target_tokens)
     # attending over the context tokens (as source_tokens)
     context_attention: AttentionMap | None = None
+    # set when the context translation was replaced by the one without context (subctx.guard)
+    fallback: str | None = None
 
 
 def resolve_device(device: str) -> str:
@@ -180,6 +183,7 @@ class Engine:
             max_batch_size=max_batch_size, max_input_length=0,
             max_decoding_length=max(1, decode_len),
             length_penalty=self.manifest.length_penalty,
+            disable_unk=True,  # never '⁇' in a subtitle (byte-fallback vocabularies need no unk)
         )
         out = []
         for request, prepared, result in zip(requests, inputs, results, strict=True):
@@ -202,22 +206,23 @@ class Engine:
         """Log-probability of each candidate as the translation of its request's sentence,
         with the context forced as at translation time (only the current part is scored)."""
         inputs = [self._inputs(r) for r in requests]
-        targets = [p.prefix + self._pieces(self.target_sp, c)
+        room = self.manifest.max_positions - 2  # <s> and </s> take positions too
+        targets = [(p.prefix + self._pieces(self.target_sp, c))[:room]
                    for p, c in zip(inputs, candidates, strict=True)]
         out = []
         # score_batch's offset is per call: group requests by prefix length.
         by_offset: dict[int, list[int]] = {}
         for i, p in enumerate(inputs):
             by_offset.setdefault(len(p.prefix), []).append(i)
-        scored: dict[int, float] = {}
+        scored: dict[int, tuple[float, int]] = {}
         for offset, idx in by_offset.items():
             results = self.translator.score_batch(
                 [inputs[i].source for i in idx], [targets[i] for i in idx], offset=offset,
                 max_batch_size=max_batch_size, max_input_length=0)
             for i, res in zip(idx, results, strict=True):
-                scored[i] = float(sum(res.log_probs))
+                scored[i] = float(sum(res.log_probs)), len(res.log_probs)
         for i, candidate in enumerate(candidates):
-            out.append(Hypothesis(candidate, scored[i]))
+            out.append(Hypothesis(candidate, *scored[i]))
         return out
 
 

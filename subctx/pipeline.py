@@ -1,9 +1,17 @@
 """Translating whole documents in order, many documents at once.
 
-A unit can be translated once the units of its context are (their translations are its target
-prefix). Units whose context is empty (first cue, after a long pause) or whose model uses no
-target-side context are ready at once, so a film yields one independent chain per scene and all
-chains of all files advance together, batch by batch.
+A unit's context translations are its decoder prefix (target-side context), so each unit
+depends on the ones before it. Two schedules give the same translations:
+- 'batched' (default): every unit is translated without context in one batched pass (the
+  first unit of each scene is then done), then every unit with context is translated with the
+  current translations of its context units as prefix, in batches; the passes repeat for the
+  units whose prefix changed, until none does (a fixed point: each unit then has exactly the
+  prefix the sequential schedule would give it). A film becomes a few large batches instead of
+  one batch per cue.
+- 'sequential': a unit is translated once its context units are final, so every scene chain
+  advances one unit per batch (all chains of all files together).
+Translations made with context pass the guard (subctx.guard), which falls back to the plain
+translation for a cue whose context translation is not a translation of it.
 """
 
 from __future__ import annotations
@@ -13,9 +21,12 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from subctx.context import context_indices
-from subctx.engine import Request, Translation
+from subctx.engine import Hypothesis, Request, Translation
+from subctx.guard import GuardSettings, verdict
 from subctx.units import DocumentPlan, render_cues
 from subctx.wrap import DEFAULT_MAX_LINES, DEFAULT_WIDTH
+
+SCHEDULES = ("batched", "sequential")
 
 
 class Translator(Protocol):
@@ -26,6 +37,9 @@ class Translator(Protocol):
                   num_hypotheses: int = 1, return_attention: bool = False
                   ) -> list[Translation]: ...
 
+    def score(self, requests: Sequence[Request], candidates: Sequence[str]
+              ) -> list[Hypothesis]: ...
+
 
 @dataclass
 class DecodeOptions:
@@ -35,6 +49,8 @@ class DecodeOptions:
     num_hypotheses: int = 1
     return_attention: bool = False
     batch_size: int = 32
+    schedule: str = "batched"
+    guard: GuardSettings = field(default_factory=GuardSettings)
 
 
 @dataclass
@@ -68,61 +84,184 @@ def build_request(plan: DocumentPlan, contexts: list[list[int]], unit: int,
     return Request(plan.units[unit].text, tuple(plan.units[c].text for c in ctx), target)
 
 
+Unit = tuple[int, int]  # (document, unit)
+
+
 def translate_documents(
     plans: Sequence[DocumentPlan], translator: Translator, options: DecodeOptions,
     on_units_done: Callable[[int, list[int]], None] | None = None,
     on_document_done: Callable[[int, DocumentResult], None] | None = None,
 ) -> list[DocumentResult]:
     """Translate every unit of every plan, respecting context order. Callbacks report progress:
-    `on_units_done(doc, units)` after each batch, `on_document_done(doc, result)` when a document
-    is complete (so it can be written out before the others finish)."""
-    k = max(0, min(options.context, translator.max_context))
-    contexts = [document_contexts(plan, k, options.max_gap) for plan in plans]
-    done: list[list[Translation | None]] = [[None] * len(p.units) for p in plans]
-    waiting: list[list[int]] = []
-    ready: list[tuple[int, int]] = []
-    for d, ctx in enumerate(contexts):
-        needs = [len(c) if translator.uses_target_context else 0 for c in ctx]
-        waiting.append(needs)
-        ready += [(d, u) for u, n in enumerate(needs) if n == 0]
-    remaining = [len(p.units) for p in plans]
-    results: list[DocumentResult | None] = [None] * len(plans)
+    `on_units_done(doc, units)` when units are final, `on_document_done(doc, result)` when a
+    document is complete (so it can be written out before the others finish)."""
+    if options.schedule not in SCHEDULES:
+        raise ValueError(f"unknown schedule {options.schedule!r}")
+    return _Scheduler(plans, translator, options, on_units_done, on_document_done).run()
 
-    def finish(d: int) -> None:
-        result = DocumentResult(plans[d], done[d], contexts[d])  # type: ignore[arg-type]
+
+class _Scheduler:
+    def __init__(self, plans, translator, options, on_units_done, on_document_done):
+        self.plans, self.translator, self.options = plans, translator, options
+        self.on_units_done, self.on_document_done = on_units_done, on_document_done
+        self.k = max(0, min(options.context, translator.max_context))
+        self.contexts = [document_contexts(plan, self.k, options.max_gap) for plan in plans]
+        self.done: list[list[Translation | None]] = [[None] * len(p.units) for p in plans]
+        self.final = [[False] * len(p.units) for p in plans]
+        self.results: list[DocumentResult | None] = [None] * len(plans)
+        self.dependents: list[list[list[int]]] = []
+        for ctx in self.contexts:
+            deps: list[list[int]] = [[] for _ in ctx]
+            for later, units in enumerate(ctx):
+                for u in units:
+                    deps[u].append(later)
+            self.dependents.append(deps)
+
+    # -- translating -------------------------------------------------------------------------
+    def _translate(self, units: list[Unit], with_context: bool) -> list[Translation]:
+        opts = self.options
+        requests = [self._request(d, u) if with_context else
+                    Request(self.plans[d].units[u].text) for d, u in units]
+        out: list[Translation] = []
+        step = max(opts.batch_size, 256 if opts.schedule == "batched" else opts.batch_size)
+        for i in range(0, len(requests), step):
+            out += self.translator.translate(
+                requests[i:i + step], beam_size=opts.beam_size,
+                num_hypotheses=opts.num_hypotheses, return_attention=opts.return_attention)
+        return out
+
+    def _request(self, d: int, u: int) -> Request:
+        return build_request(self.plans[d], self.contexts[d], u, self.done[d])
+
+    def _guarded(self, units: list[Unit], outputs: list[Translation],
+                 plain: dict[Unit, Translation]) -> list[Translation]:
+        """Each context translation, or the plain one where the guard finds it broken."""
+        settings = self.options.guard
+        if not settings.enabled:
+            return outputs
+        differ = [i for i, (unit, out) in enumerate(zip(units, outputs, strict=True))
+                  if out.text != plain[unit].text]
+        scores: dict[int, tuple[Hypothesis, Hypothesis]] = {}
+        if differ and hasattr(self.translator, "score"):
+            requests, candidates = [], []
+            for i in differ:
+                d, u = units[i]
+                requests += [Request(self.plans[d].units[u].text)] * 2
+                candidates += [outputs[i].text, plain[units[i]].text]
+            hyps = self.translator.score(requests, candidates)
+            scores = {i: (hyps[2 * j], hyps[2 * j + 1]) for j, i in enumerate(differ)}
+        guarded = list(outputs)
+        for i in differ:
+            d, u = units[i]
+            previous = [self.done[d][c].text for c in self.contexts[d][u]]
+            with_ctx, without = scores.get(i, (None, None))
+            reason = verdict(outputs[i].text, plain[units[i]].text, previous, with_ctx,
+                             without, settings)
+            if reason:
+                fallback = plain[units[i]]
+                guarded[i] = Translation(fallback.text, fallback.score, fallback.alternatives,
+                                         fallback.attention, fallback.context_attention,
+                                         fallback=reason)
+        return guarded
+
+    # -- schedules ---------------------------------------------------------------------------
+    def run(self) -> list[DocumentResult]:
+        all_units = [(d, u) for d, p in enumerate(self.plans) for u in range(len(p.units))]
+        for d, plan in enumerate(self.plans):
+            if not plan.units:
+                self._finish(d)
+        if not all_units:
+            return self._results()
+        dependent = self.translator.uses_target_context and self.k > 0
+        if not dependent:  # no unit waits for another: one pass over everything
+            outputs = self._translate(all_units, with_context=self.k > 0)
+            self._settle(list(zip(all_units, outputs, strict=True)))
+            return self._results()
+        first = [(d, u) for d, u in all_units if not self.contexts[d][u]]
+        later = [(d, u) for d, u in all_units if self.contexts[d][u]]
+        batched = self.options.schedule == "batched"
+        plain_units = all_units if self.options.guard.enabled or batched else first
+        plain = dict(zip(plain_units, self._translate(plain_units, with_context=False),
+                         strict=True))
+        if not batched:
+            self._settle([(unit, plain[unit]) for unit in first])
+            self._sequential(later, plain)
+        else:
+            for d, u in plain_units:
+                self.done[d][u] = plain[(d, u)]
+            self._settle([(unit, plain[unit]) for unit in first])
+            self._fixed_point(later, plain)
+        return self._results()
+
+    def _sequential(self, later: list[Unit], plain: dict[Unit, Translation]) -> None:
+        waiting = {unit: len(self.contexts[unit[0]][unit[1]]) for unit in later}
+        ready = [unit for unit in later
+                 if all(self.final[unit[0]][c] for c in self.contexts[unit[0]][unit[1]])]
+        while ready:
+            batch, ready = ready[: self.options.batch_size], ready[self.options.batch_size:]
+            outputs = self._guarded(batch, self._translate(batch, with_context=True), plain)
+            self._settle(list(zip(batch, outputs, strict=True)))
+            for d, u in batch:
+                for v in self.dependents[d][u]:
+                    waiting[(d, v)] -= 1
+                    if waiting[(d, v)] == 0:
+                        ready.append((d, v))
+
+    def _fixed_point(self, pending: list[Unit], plain: dict[Unit, Translation]) -> None:
+        while pending:
+            outputs = self._guarded(pending, self._translate(pending, with_context=True), plain)
+            changed = []
+            for (d, u), out in zip(pending, outputs, strict=True):
+                if self.done[d][u] is None or out.text != self.done[d][u].text:
+                    changed.append((d, u))
+                self.done[d][u] = out
+            redo = set((d, v) for d, u in changed for v in self.dependents[d][u])
+            self._settle(self._consistent(redo))
+            pending = sorted(redo)
+        self._settle([((d, u), self.done[d][u]) for d, p in enumerate(self.plans)
+                      for u in range(len(p.units)) if not self.final[d][u]])
+
+    def _consistent(self, redo: set[Unit]) -> list[tuple[Unit, Translation]]:
+        """Units that will not be translated again and whose context is final, in order (a
+        unit made final lets the next one of its chain follow)."""
+        out = []
+        for d, plan in enumerate(self.plans):
+            final = list(self.final[d])
+            for u in range(len(plan.units)):
+                if not final[u] and (d, u) not in redo and self.done[d][u] is not None \
+                        and all(final[c] for c in self.contexts[d][u]):
+                    final[u] = True
+                    out.append(((d, u), self.done[d][u]))
+        return out
+
+    # -- bookkeeping -------------------------------------------------------------------------
+    def _settle(self, finished: list[tuple[Unit, Translation]]) -> None:
+        """Mark units final, report them, and finish the documents that are complete."""
+        by_doc: dict[int, list[int]] = {}
+        for (d, u), out in finished:
+            if self.final[d][u]:
+                continue
+            self.done[d][u] = out
+            self.final[d][u] = True
+            by_doc.setdefault(d, []).append(u)
+        for d, units in by_doc.items():
+            if self.on_units_done:
+                self.on_units_done(d, units)
+            if all(self.final[d]):
+                self._finish(d)
+
+    def _finish(self, d: int) -> None:
+        plans = self.plans
+        result = DocumentResult(plans[d], self.done[d], self.contexts[d])  # type: ignore[arg-type]
         for u, t in enumerate(result.translations):
             if not t.text.strip():
                 result.warnings.append(
                     f"cue {plans[d].units[u].cue + 1}: empty translation, English kept")
                 t.text = plans[d].units[u].text
-        results[d] = result
-        if on_document_done:
-            on_document_done(d, result)
+        self.results[d] = result
+        if self.on_document_done:
+            self.on_document_done(d, result)
 
-    for d, plan in enumerate(plans):
-        if not plan.units:
-            finish(d)
-    while ready:
-        batch, ready = ready[: options.batch_size], ready[options.batch_size:]
-        requests = [build_request(plans[d], contexts[d], u, done[d]) for d, u in batch]
-        outputs = translator.translate(
-            requests, beam_size=options.beam_size, num_hypotheses=options.num_hypotheses,
-            return_attention=options.return_attention)
-        finished_docs: dict[int, list[int]] = {}
-        for (d, u), output in zip(batch, outputs, strict=True):
-            done[d][u] = output
-            remaining[d] -= 1
-            finished_docs.setdefault(d, []).append(u)
-            if translator.uses_target_context:
-                for later in range(u + 1, min(u + 1 + k, len(contexts[d]))):
-                    if u in contexts[d][later]:
-                        waiting[d][later] -= 1
-                        if waiting[d][later] == 0:
-                            ready.append((d, later))
-        for d, units in finished_docs.items():
-            if on_units_done:
-                on_units_done(d, units)
-            if remaining[d] == 0:
-                finish(d)
-    assert all(r is not None for r in results), "context graph left units untranslated"
-    return results  # type: ignore[return-value]
+    def _results(self) -> list[DocumentResult]:
+        assert all(r is not None for r in self.results), "context graph left units untranslated"
+        return self.results  # type: ignore[return-value]

@@ -53,7 +53,8 @@ class TorchEngine:
         self.sp = spm.SentencePieceProcessor(
             model_file=str(self.bundle.file(self.manifest.source_spm)))
         self.ctx_bos = self.sp.piece_to_id(self.manifest.special_tokens.ctx_bos)
-        self.bos, self.eos, self.pad = 2, 3, 0
+        self.bos, self.eos, self.pad = self.sp.bos_id(), self.sp.eos_id(), self.sp.pad_id()
+        self.unk = self.sp.unk_id()
 
     @property
     def max_context(self) -> int:
@@ -136,6 +137,7 @@ class TorchEngine:
         done = [False] * batch
         for step in range(1, max_len + 1):
             logits = self.model.decode_step(tokens[:, -1], cache).float()
+            logits[:, self.unk] = -math.inf  # never '⁇' in a subtitle
             logp = logits.log_softmax(-1)
             vocab = logp.size(-1)
             total = (scores.view(-1, 1) + logp).view(batch, beam * vocab)
@@ -215,6 +217,7 @@ class TorchEngine:
                 logp = self.model.decode(tgt[:, :-1], memory, mask)[0].float().log_softmax(-1)
                 picked = logp.gather(-1, tgt[:, 1:, None])[..., 0]
                 picked = picked.masked_fill(tgt[:, 1:] == self.pad, 0.0)
-            for c, value in zip(cands, picked.sum(-1).tolist(), strict=True):
-                out.append(Hypothesis(c, float(value)))
+            counts = (tgt[:, 1:] != self.pad).sum(-1).tolist()
+            for c, value, n in zip(cands, picked.sum(-1).tolist(), counts, strict=True):
+                out.append(Hypothesis(c, float(value), int(n)))
         return out

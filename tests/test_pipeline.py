@@ -2,7 +2,8 @@
 
 from collections.abc import Sequence
 
-from subctx.engine import Request, Translation
+from subctx.engine import Hypothesis, Request, Translation
+from subctx.guard import GuardSettings
 from subctx.pipeline import DecodeOptions, translate_documents
 from subctx.srt import parse_srt_text
 from subctx.units import plan_document
@@ -51,9 +52,12 @@ def test_context_on_both_sides_follows_the_rule():
     assert result.contexts == [[], [0], [1], [], [3]]
 
 
+SEQUENTIAL = dict(schedule="sequential", guard=GuardSettings(enabled=False))
+
+
 def test_independent_chains_share_batches_and_documents_batch_together():
     rec = Recorder()
-    translate_documents([FILM, FILM], rec, DecodeOptions(context=1))
+    translate_documents([FILM, FILM], rec, DecodeOptions(context=1, **SEQUENTIAL))
     first = [r.text for r in rec.batches[0]]
     # first cue and first cue after the 26 s pause of both files, all in one batch
     assert sorted(first) == sorted(["Where is he?", "New scene."] * 2)
@@ -102,3 +106,71 @@ def test_empty_model_output_keeps_the_english_with_a_warning():
     [result] = translate_documents([FILM], Mute(), DecodeOptions())
     assert result.cue_lines()[0] == ["Where is he?"]
     assert len(result.warnings) == 5
+
+
+class Chained(Recorder):
+    """Output depends on the prefix: one more '#' than the previous translation (at most 3)."""
+
+    def translate(self, requests, **kw):
+        self.batches.append(list(requests))
+        out = []
+        for r in requests:
+            marks = min(3, (r.target_context[-1].count("#") if r.target_context else 0) + 1)
+            out.append(Translation(r.text.upper() + "#" * marks, -0.5))
+        return out
+
+
+LONG = doc(*[(f"00:00:{2 * i:02d},000", f"00:00:{2 * i + 1:02d},000", f"Line {i}.")
+             for i in range(12)])
+
+
+def test_batched_schedule_reaches_the_sequential_translations_in_few_passes():
+    results = {}
+    for schedule in ("sequential", "batched"):
+        model = Chained()
+        done: list[tuple[int, int]] = []
+
+        def record(d, units, done=done):
+            done.extend((d, x) for x in units)
+
+        result, _ = translate_documents(
+            [LONG, FILM], model, DecodeOptions(context=1, schedule=schedule,
+                                               guard=GuardSettings(enabled=False)),
+            on_units_done=record)
+        results[schedule] = (result.texts(), len(model.batches))
+        assert sorted(done) == [(0, u) for u in range(12)] + [(1, u) for u in range(5)]
+    assert results["batched"][0] == results["sequential"][0]
+    assert results["batched"][0][:4] == ["LINE 0.#", "LINE 1.##", "LINE 2.###", "LINE 3.###"]
+    # sequential: one batch per cue of the 12-cue chain (+ the plain pass for first cues);
+    # batched: the plain pass, then passes until no prefix changes (3 here)
+    assert results["sequential"][1] == 12
+    assert results["batched"][1] == 4
+
+
+class Drifting(Recorder):
+    """With context it repeats the previous translation before the cue (a broken prefix)."""
+
+    def translate(self, requests, **kw):
+        self.batches.append(list(requests))
+        return [Translation(((r.target_context[-1] + " ") if r.target_context else "")
+                            + r.text.upper(), -0.5) for r in requests]
+
+    def score(self, requests, candidates):
+        # the cue read alone: its own words are likely, borrowed words cost 6 nats each
+        return [Hypothesis(c, -0.1 * len(c.split()) - 6.0 * sum(
+            w not in r.text.upper().split() for w in c.split()), len(c.split()) + 1)
+            for r, c in zip(requests, candidates, strict=True)]
+
+
+def test_guard_falls_back_to_the_plain_translation_for_a_drifting_cue():
+    for schedule in ("sequential", "batched"):
+        [result] = translate_documents([FILM], Drifting(),
+                                       DecodeOptions(context=1, schedule=schedule))
+        assert result.texts() == ["WHERE IS HE?", "HE LEFT.", "GAP OF EXACTLY SEVEN.",
+                                  "NEW SCENE.", "YES."]
+        reasons = [t.fallback for t in result.translations]
+        assert reasons[0] is None and reasons[3] is None  # no context: nothing to guard
+        assert all(reasons[i] for i in (1, 2, 4))
+        off = translate_documents([FILM], Drifting(), DecodeOptions(
+            context=1, schedule=schedule, guard=GuardSettings(enabled=False)))[0]
+        assert off.texts()[1] == "WHERE IS HE? HE LEFT."

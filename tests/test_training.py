@@ -48,7 +48,8 @@ def test_discounted_loss_counts_current_tokens_only():
     logits = torch.zeros(1, 3, 5)
     target = torch.tensor([[1, 2, 3]])
     weights = torch.tensor([[0.01, 1.0, 1.0]])
-    out = discounted_loss(logits, target, weights, label_smoothing=0.0)
+    current = torch.tensor([[False, True, True]])
+    out = discounted_loss(logits, target, weights, current, label_smoothing=0.0)
     uniform = torch.log(torch.tensor(5.0))
     assert out.tokens == 2
     assert out.loss.item() == pytest.approx(float(uniform * 2.01 / 2), rel=1e-5)

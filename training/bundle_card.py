@@ -100,8 +100,10 @@ def export_run(source: Path, out: Path, quantize: str | None = None, max_gap: fl
     info["device"] = "cuda" if torch.cuda.is_available() else "cpu"
     info["quantization"] = quantize or "float32"
     torch_backend = cfg.architecture in ("context_encoder", "capsule")
+    source_lang, target_lang = cfg.languages
     manifest = Manifest(
         architecture=cfg.architecture, backend="torch" if torch_backend else "ctranslate2",
+        source_lang=source_lang, target_lang=target_lang,
         max_positions=model.cfg.max_positions, length_penalty=length_penalty,
         source_spm="spm.model", target_spm="spm.model",
         context=ContextSettings(max_k=cfg.max_k, default_k=min(default_k, cfg.max_k),

@@ -44,6 +44,21 @@ def train(
         help="torch.compile the training step (faster after a start-up of minutes).")] = False,
     device: Annotated[str, typer.Option(help="auto, cpu or cuda.")] = "auto",
     threads: Annotated[int, typer.Option(help="CPU threads for torch (0: default).")] = 0,
+    direction: Annotated[str, typer.Option(
+        help="en-ru, or ru-en (the same data with the sides swapped, for back-translation)."
+    )] = "en-ru",
+    weight: Annotated[list[str] | None, typer.Option(
+        help="NAME=W: copies per epoch of a corpus (doc id prefix, e.g. friends) or a domain "
+             "(e.g. news); 'synthetic=W' scales back-translated documents. Repeatable.")] = None,
+    own_context: Annotated[float | None, typer.Option(
+        help="Chance that target-side context is the model's own translation (needs documents "
+             "with `mt`, see self-translate) instead of the reference.")] = None,
+    noisy_context: Annotated[float | None, typer.Option(
+        help="Chance that target-side context is perturbed (cut short, words dropped), as "
+             "an imperfect earlier translation is at inference.")] = None,
+    spm_model: Annotated[Path | None, typer.Option(
+        "--spm", help="Use this SentencePiece model instead of training one "
+                      "(see `subctx-train tokenizer`).")] = None,
 ) -> None:
     """Train (or resume) a model; writes checkpoints, metrics.jsonl and training.png."""
     import torch
@@ -63,9 +78,11 @@ def train(
                       target_context=target_context,
                       budget_minutes=budget_minutes, max_steps=max_steps, max_tokens=max_tokens,
                       dropout=dropout, vocab_size=vocab_size, seed=seed,
-                      precision=precision, compile=compile or None)
+                      precision=precision, compile=compile or None, direction=direction,
+                      corpus_weights=parse_weights(weight or []), own_context=own_context,
+                      noisy_context=noisy_context)
     trainer = Trainer(cfg, run_dir, read_documents(data), read_documents(dev or []), device,
-                      init_from=init_from)
+                      init_from=init_from, spm_model=spm_model)
     typer.echo(f"{len(trainer.train_examples)} training examples, "
                f"{sum(p.numel() for p in trainer.model.parameters()) / 1e6:.1f}M parameters, "
                f"filtered: {trainer.filter_counts}")
@@ -73,12 +90,100 @@ def train(
     typer.echo(f"final (averaged) weights: {final}")
 
 
-def main() -> None:
-    app()
+def _translate_corpora(inputs: list[Path], model: Path, out: Path, mode: str, beam: int,
+                       batch_size: int, device: str, threads: int) -> None:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TimeRemainingColumn,
+    )
+
+    from subctx.engine import Request
+    from training.backtranslate import plan_jobs, translate_corpus
+
+    files = [f for p in inputs for f in (sorted(p.glob("*.jsonl")) if p.is_dir() else [p])]
+    engine = _engine(model, device, threads)
+
+    def translate(texts: list[str]) -> list[str]:
+        results = engine.translate([Request(t) for t in texts], beam_size=beam,
+                                   max_batch_size=batch_size)
+        return [r.text for r in results]
+
+    jobs = plan_jobs(files, out, mode)
+    with Progress("{task.description}", BarColumn(), MofNCompleteColumn(),
+                  TimeRemainingColumn()) as progress:
+        task = progress.add_task("sentences", total=sum(j.todo for j in jobs))
+        for job in jobs:
+            progress.update(task, description=job.source.name)
+            translate_corpus(job, translate, mode, lambda n: progress.advance(task, n))
+    typer.echo(f"{len(jobs)} files -> {out}")
 
 
-if __name__ == "__main__":
-    main()
+@app.command("back-translate")
+def back_translate(
+    mono: Annotated[list[Path], typer.Argument(help="Russian document .jsonl files or folders "
+                                                    "(ru-mono).")],
+    model: Annotated[Path, typer.Option(help="A Russian-to-English bundle.")],
+    out: Annotated[Path, typer.Option(help="Folder for the synthetic parallel documents.")],
+    beam: Annotated[int, typer.Option()] = 2,
+    batch_size: Annotated[int, typer.Option()] = 64,
+    device: Annotated[str, typer.Option()] = "auto",
+    threads: Annotated[int, typer.Option()] = 0,
+) -> None:
+    """Back-translate monolingual Russian documents line by line, keeping order and timings;
+    the output (one .jsonl per input, marked synthetic) trains the English-to-Russian models.
+    Re-running goes on where an interrupted run stopped."""
+    _translate_corpora(mono, model, out, "back", beam, batch_size, device, threads)
+
+
+@app.command("self-translate")
+def self_translate(
+    data: Annotated[list[Path], typer.Argument(help="Parallel document .jsonl files/folders.")],
+    model: Annotated[Path, typer.Option(help="An English-to-Russian bundle.")],
+    out: Annotated[Path, typer.Option(help="Folder for the documents with `mt` added.")],
+    beam: Annotated[int, typer.Option()] = 4,
+    batch_size: Annotated[int, typer.Option()] = 64,
+    device: Annotated[str, typer.Option()] = "auto",
+    threads: Annotated[int, typer.Option()] = 0,
+) -> None:
+    """Add a model's own translation (`mt`) to every segment, so that a context model can be
+    trained with target-side context as inference gives it (`train --own-context P`)."""
+    _translate_corpora(data, model, out, "own", beam, batch_size, device, threads)
+
+
+def parse_weights(items: list[str]) -> dict[str, float]:
+    """'friends=3' -> {'friends': 3.0}; a malformed item is a usage error."""
+    weights = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        try:
+            weights[name.strip()] = float(value)
+        except ValueError:
+            raise typer.BadParameter(f"--weight {item!r}: expected NAME=NUMBER") from None
+        if not name.strip() or weights[name.strip()] < 0:
+            raise typer.BadParameter(f"--weight {item!r}: expected NAME=NUMBER >= 0")
+    return weights
+
+
+@app.command()
+def tokenizer(
+    data: Annotated[list[Path], typer.Argument(help="Parallel .jsonl files or folders.")],
+    out: Annotated[Path, typer.Option("--out", help="SentencePiece .model file to write.")],
+    mono: Annotated[list[Path] | None, typer.Option(
+        help="Monolingual Russian .jsonl files or folders (ru-mono) to include.")] = None,
+    vocab_size: Annotated[int, typer.Option()] = 8000,
+    sentences: Annotated[int, typer.Option(help="Most sentences to train on.")] = 600_000,
+) -> None:
+    """Train one shared SentencePiece model (byte fallback, subtitle characters) for several
+    runs, e.g. the Russian-to-English back-translation model and the English-to-Russian ones."""
+    from training.data import filter_documents, read_documents
+    from training.tokenizer import tokenizer_sentences, train_tokenizer
+
+    docs, _ = filter_documents(read_documents(data))
+    sample = tokenizer_sentences(docs, read_documents(mono or []), sentences)
+    train_tokenizer(sample, out, vocab_size=vocab_size)
+    typer.echo(f"tokenizer trained on {len(sample)} sentences -> {out}")
 
 
 @app.command()
@@ -94,9 +199,8 @@ def convert(
         help="Line-aligned SRC TGT text (empty line = new document).")] = None,
 ) -> None:
     """Turn OPUS, .srt pairs or plain text into the document JSONL that `train` reads."""
-    import json
-
     from training import corpora
+    from training.data import write_jsonl
 
     docs = []
     if opus_xml:
@@ -110,11 +214,7 @@ def convert(
     if not docs:
         raise typer.BadParameter("give at least one of --opus-xml, --moses, --srt-pair, --plain")
     with open(out, "w", encoding="utf-8") as handle:
-        for doc in docs:
-            segments = [{"src": s.src, "tgt": s.tgt, "start": s.start, "end": s.end}
-                        for s in doc.segments]
-            handle.write(json.dumps({"doc": doc.doc_id, "domain": doc.domain,
-                                     "segments": segments}, ensure_ascii=False) + "\n")
+        write_jsonl(docs, handle)
     typer.echo(f"{len(docs)} documents, {sum(len(d.segments) for d in docs)} segments -> {out}")
 
 
@@ -307,3 +407,11 @@ def dev_table(
     show_dev_table(merged)
     if markdown is not None:
         markdown.write_text(dev_table_markdown(merged) + "\n", encoding="utf-8")
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -27,6 +27,7 @@ class TrainConfig(ModelShape):
     # architecture: 'transformer' (sentence-level), 'concat' (Lupo et al. 2022),
     # 'context_encoder' (Voita et al. 2018) or 'capsule' (Yang et al. 2019)
     architecture: str = "concat"
+    direction: str = "en-ru"  # 'ru-en' trains on the same documents with the sides swapped
     vocab_size: int = 8000  # SentencePiece's target size (the model's is the trained one)
     # context (concat only)
     max_k: int = 3
@@ -35,6 +36,14 @@ class TrainConfig(ModelShape):
     cd_weight: float = 0.01
     segment_shift: int = 16
     max_gap: float = 7.0
+    # target-side context as inference shows it (concat): the chance of the model's own
+    # translation (documents with `mt`, see `subctx-train self-translate`) instead of the
+    # reference, and of a perturbed (cut short, words dropped) context translation
+    own_context: float = 0.0
+    noisy_context: float = 0.0
+    # data: expected copies per epoch of a corpus (doc id prefix) or domain; 'synthetic'
+    # scales back-translated documents (see training.data.weight_of)
+    corpus_weights: dict[str, float] = field(default_factory=dict)
     # optimisation
     max_tokens: int = 4096
     lr: float = 2.0  # Noam factor: lr = factor * d^-0.5 * min(step^-0.5, step * warmup^-1.5)
@@ -62,6 +71,12 @@ class TrainConfig(ModelShape):
             self.k_probs = self.k_probs if len(self.k_probs) == 2 else [0.2, 0.8]
         if self.architecture == "capsule":  # up to 3 previous sentences (Yang et al.)
             self.segment_shift = 0
+        if self.direction not in ("en-ru", "ru-en"):
+            raise ValueError("direction is 'en-ru' or 'ru-en'")
+        if not (0 <= self.own_context <= 1 and 0 <= self.noisy_context <= 1):
+            raise ValueError("own_context and noisy_context are probabilities")
+        if any(w < 0 for w in self.corpus_weights.values()):
+            raise ValueError("corpus weights cannot be negative")
         if self.precision not in ("auto", "bf16", "fp32"):
             raise ValueError("precision is 'auto', 'bf16' or 'fp32'")
         if self.target_context not in ("prefix", "none"):
@@ -71,6 +86,11 @@ class TrainConfig(ModelShape):
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    @property
+    def languages(self) -> tuple[str, str]:
+        source, target = self.direction.split("-")
+        return source, target
 
     @classmethod
     def from_dict(cls, data: dict) -> TrainConfig:

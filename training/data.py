@@ -16,10 +16,11 @@ from pathlib import Path
 
 @dataclass
 class Segment:
-    src: str
+    src: str  # None only in monolingual (Russian) documents before back-translation
     tgt: str | None
     start: float | None = None
     end: float | None = None
+    mt: str | None = None  # a model's own translation of src (training on own context)
 
 
 @dataclass
@@ -27,10 +28,16 @@ class Document:
     doc_id: str
     segments: list[Segment]
     domain: str = ""
+    synthetic: bool = False  # sources made by back-translation (tagged in training)
     timed: bool = field(init=False)
 
     def __post_init__(self) -> None:
         self.timed = any(s.start is not None for s in self.segments)
+
+    @property
+    def corpus(self) -> str:
+        """The corpus a document comes from: its id up to the first '/'."""
+        return self.doc_id.split("/", 1)[0]
 
 
 def read_jsonl(path: str | Path) -> Iterator[Document]:
@@ -41,12 +48,12 @@ def read_jsonl(path: str | Path) -> Iterator[Document]:
                 continue
             try:
                 raw = json.loads(line)
-                segments = [Segment(s["src"], s.get("tgt"), s.get("start"), s.get("end"))
-                            for s in raw["segments"]]
+                segments = [Segment(s["src"], s.get("tgt"), s.get("start"), s.get("end"),
+                                    s.get("mt")) for s in raw["segments"]]
             except (json.JSONDecodeError, KeyError, TypeError) as err:
                 raise ValueError(f"{path}:{number}: not a document line ({err})") from None
             yield Document(raw.get("doc", f"{Path(path).stem}/{number}"), segments,
-                           raw.get("domain", ""))
+                           raw.get("domain", ""), bool(raw.get("synthetic", False)))
 
 
 def read_documents(paths: Iterable[str | Path]) -> list[Document]:
@@ -57,6 +64,39 @@ def read_documents(paths: Iterable[str | Path]) -> list[Document]:
         for file in files:
             docs.extend(read_jsonl(file))
     return docs
+
+
+def write_jsonl(docs: Iterable[Document], handle) -> int:
+    """Write documents in the shared format to an open text file; returns how many."""
+    n = 0
+    for doc in docs:
+        segments = [{"src": s.src, "tgt": s.tgt, "start": s.start, "end": s.end}
+                    | ({"mt": s.mt} if s.mt is not None else {}) for s in doc.segments]
+        record = {"doc": doc.doc_id, "domain": doc.domain, "segments": segments}
+        if doc.synthetic:
+            record["synthetic"] = True
+        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        n += 1
+    return n
+
+
+def reverse_documents(docs: Iterable[Document]) -> list[Document]:
+    """The same documents with the languages swapped (to train a Russian-to-English model);
+    segments without a Russian side stay out, since they cannot be a source."""
+    out = []
+    for doc in docs:
+        segments = [Segment(s.tgt, s.src, s.start, s.end) for s in doc.segments
+                    if s.tgt is not None]
+        if segments:
+            out.append(Document(doc.doc_id, segments, doc.domain, doc.synthetic))
+    return out
+
+
+def weight_of(doc: Document, weights: dict[str, float]) -> float:
+    """A document's sampling weight per epoch: by its corpus if named, else by its domain,
+    else 1; a synthetic document's is multiplied by the weight of 'synthetic'."""
+    weight = weights[doc.corpus] if doc.corpus in weights else weights.get(doc.domain, 1.0)
+    return weight * weights.get("synthetic", 1.0) if doc.synthetic else weight
 
 
 # -- filters ---------------------------------------------------------------------------------

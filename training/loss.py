@@ -18,13 +18,14 @@ class LossOutput:
 
 
 def discounted_loss(logits: torch.Tensor, target: torch.Tensor, weights: torch.Tensor,
-                    label_smoothing: float = 0.1) -> LossOutput:
-    """logits (B, T, V), target (B, T), weights (B, T) with 0 on padding."""
+                    current: torch.Tensor, label_smoothing: float = 0.1) -> LossOutput:
+    """logits (B, T, V), target (B, T), weights (B, T) with 0 on padding, current (B, T) bool:
+    the current sentence's tokens (what NLL, accuracy and the normalisation count; a CD of 1
+    weighs context tokens like current ones but does not make them current)."""
     lprobs = F.log_softmax(logits.float(), dim=-1)
     nll = -lprobs.gather(-1, target.unsqueeze(-1)).squeeze(-1)
     smooth = -lprobs.mean(-1)
     per_token = (1.0 - label_smoothing) * nll + label_smoothing * smooth
-    current = weights == 1.0
     tokens = int(current.sum())
     loss = (per_token * weights).sum() / max(tokens, 1)
     with torch.no_grad():

@@ -1,8 +1,14 @@
-"""SentencePiece tokenizer shared by source and target, with the layout's special tokens."""
+"""SentencePiece tokenizer shared by source and target, with the layout's special tokens.
+
+Byte fallback is on, so any character outside the vocabulary becomes its UTF-8 bytes instead of
+`<unk>`: no input is lost and no output ever holds the unknown-token mark. The characters
+subtitles use are required pieces, so they stay one piece each instead of three bytes.
+"""
 
 from __future__ import annotations
 
 import io
+import random
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -10,13 +16,35 @@ import sentencepiece as spm
 
 from subctx.bundle import SpecialTokens
 
+# typography, music notes and accented Latin that subtitles carry, digits and both alphabets
+SUBTITLE_CHARS = (
+    "♪♫«»„“”‘’‚—–…•·°№€$£%&@#*+=/\\|~^_<>[](){}"
+    "0123456789"
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!?.,;:'\"-"
+    "АБВГДЕЁЖЗИЙКЛМНОПРСТУФХЦЧШЩЪЫЬЭЮЯабвгдеёжзийклмнопрстуфхцчшщъыьэюя"
+    "àáâãäåæçèéêëìíîïñòóôõöøùúûüýÿœßÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏÑÒÓÔÕÖØÙÚÛÜÝŒ"
+)
+
+
+def user_symbols(tokens: SpecialTokens) -> list[str]:
+    """Pieces that are never split: layout separators and the back-translation tag."""
+    return [tokens.sep, tokens.ctx_bos, tokens.bt_tag]
+
+
+def min_vocab_size(tokens: SpecialTokens) -> int:
+    """The smallest vocabulary that holds the bytes, the special pieces and the subtitle
+    characters with room for some merged pieces (tiny test models get this many)."""
+    return 256 + 4 + len(user_symbols(tokens)) + len(set(SUBTITLE_CHARS)) + 64
+
 
 def train_tokenizer(sentences: Iterable[str], out_file: Path, vocab_size: int = 16000,
                     tokens: SpecialTokens | None = None, seed_sentences: int = 2_000_000,
                     ) -> Path:
     """Train a unigram model on both languages; ids: pad 0, unk 1, <s> 2, </s> 3, then the
-    user symbols (<sep>, <ctx>). Returns the path of the .model file."""
+    user symbols (<sep>, <ctx>, <bt>). Returns the path of the .model file."""
     tokens = tokens or SpecialTokens()
+    # 256 byte pieces, the special and required pieces, and some room for merged pieces
+    vocab_size = max(vocab_size, min_vocab_size(tokens))
     out_file = Path(out_file)
     out_file.parent.mkdir(parents=True, exist_ok=True)
     buffer = io.BytesIO()
@@ -25,10 +53,13 @@ def train_tokenizer(sentences: Iterable[str], out_file: Path, vocab_size: int = 
         model_writer=buffer,
         vocab_size=vocab_size,
         model_type="unigram",
-        character_coverage=0.9999,
+        character_coverage=0.9995,
+        byte_fallback=True,
+        normalization_rule_name="identity",  # NFKC would turn … into ... and ½ into 1⁄2
+        required_chars=SUBTITLE_CHARS,
         pad_id=0, unk_id=1, bos_id=2, eos_id=3,
         pad_piece=tokens.pad, unk_piece=tokens.unk, bos_piece=tokens.bos, eos_piece=tokens.eos,
-        user_defined_symbols=[tokens.sep, tokens.ctx_bos],
+        user_defined_symbols=user_symbols(tokens),
         input_sentence_size=seed_sentences,
         shuffle_input_sentence=True,
         hard_vocab_limit=False,
@@ -37,3 +68,22 @@ def train_tokenizer(sentences: Iterable[str], out_file: Path, vocab_size: int = 
     )
     out_file.write_bytes(buffer.getvalue())
     return out_file
+
+
+def tokenizer_sentences(docs: Iterable, mono_docs: Iterable = (), limit: int = 600_000,
+                        seed: int = 1234) -> list[str]:
+    """A shuffled sample of both sides of parallel documents (and of the Russian side of
+    monolingual ones) to train the tokenizer on; parallel text is taken whole first."""
+    parallel, mono = [], []
+    for doc in docs:
+        for seg in doc.segments:
+            parallel += [t for t in (seg.src, seg.tgt) if t]
+    for doc in mono_docs:
+        mono += [seg.tgt for seg in doc.segments if seg.tgt]
+    rng = random.Random(seed)
+    rng.shuffle(parallel)
+    rng.shuffle(mono)
+    sample = parallel[:limit] + mono[: max(0, min(len(mono), limit - len(parallel),
+                                                  len(parallel) // 2))]
+    rng.shuffle(sample)
+    return sample

@@ -29,8 +29,9 @@ from training.checkpoint import (
     save_checkpoint,
 )
 from training.config import TrainConfig
-from training.data import Document, filter_documents
+from training.data import Document, filter_documents, reverse_documents
 from training.examples import (
+    ContextNoise,
     Renderer,
     collate,
     epoch_batches,
@@ -40,7 +41,7 @@ from training.examples import (
 )
 from training.loss import discounted_loss
 from training.model import ModelConfig, Transformer
-from training.tokenizer import train_tokenizer
+from training.tokenizer import tokenizer_sentences, train_tokenizer
 
 console = Console(stderr=True)
 
@@ -63,7 +64,8 @@ def make_renderer(cfg: TrainConfig, sep: int, ctx_bos: int) -> Renderer:
     """How an example is laid out for this architecture (see training.examples)."""
     if cfg.architecture in ("transformer", "concat"):
         return partial(render, sep=sep, cd_weight=cfg.cd_weight, shift=cfg.segment_shift,
-                       target_context=cfg.target_context == "prefix")
+                       target_context=cfg.target_context == "prefix",
+                       noise=ContextNoise(cfg.own_context, cfg.noisy_context))
     return partial(render_separate, ctx_bos=ctx_bos)
 
 
@@ -157,25 +159,19 @@ def any_rank(flag: bool, info: DistInfo, device: torch.device) -> bool:
 
 
 def ensure_tokenizer(run_dir: Path, docs: list[Document], cfg: TrainConfig,
-                     init_from: Path | None = None) -> Path:
-    """The run's SentencePiece model: the init run's when fine-tuning, else trained here."""
+                     init_from: Path | None = None, spm_model: Path | None = None) -> Path:
+    """The run's SentencePiece model: the init run's when fine-tuning, a given one
+    (`spm_model`), else trained here on the training documents."""
     path = run_dir / "spm.model"
-    if init_from is not None:
-        source = init_run_dir(init_from) / "spm.model"
+    source = init_run_dir(init_from) / "spm.model" if init_from is not None else spm_model
+    if source is not None:
         if not path.exists():
             shutil.copyfile(source, path)
         elif path.read_bytes() != source.read_bytes():
-            raise ValueError(f"{run_dir} has a different tokenizer than {init_from}")
+            raise ValueError(f"{run_dir} has a different tokenizer than {source}")
     if not path.exists():
-        sentences = []
-        for doc in docs:
-            for seg in doc.segments:
-                sentences.append(seg.src)
-                if seg.tgt is not None:
-                    sentences.append(seg.tgt)
-        rng = random.Random(cfg.seed)
-        rng.shuffle(sentences)
-        train_tokenizer(sentences[:600_000], path, vocab_size=cfg.vocab_size)
+        train_tokenizer(tokenizer_sentences(docs, seed=cfg.seed), path,
+                        vocab_size=cfg.vocab_size)
     return path
 
 
@@ -221,7 +217,7 @@ class Trainer:
 
     def __init__(self, cfg: TrainConfig, run_dir: Path, train_docs: list[Document],
                  dev_docs: list[Document], device: str = "auto", quiet: bool = False,
-                 init_from: Path | None = None):
+                 init_from: Path | None = None, spm_model: Path | None = None):
         self.cfg = cfg
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -234,14 +230,17 @@ class Trainer:
         seed_everything(cfg.seed)
         train_docs, counts = filter_documents(train_docs)
         self.filter_counts = counts
-        spm_path = (ensure_tokenizer(self.run_dir, train_docs, cfg, init_from)
+        if cfg.direction == "ru-en":
+            train_docs, dev_docs = reverse_documents(train_docs), reverse_documents(dev_docs)
+        spm_path = (ensure_tokenizer(self.run_dir, train_docs, cfg, init_from, spm_model)
                     if self.info.main else None)
         if self.info.world > 1:
             dist.barrier()
         self.spm_path = spm_path or self.run_dir / "spm.model"
         self.sp = spm.SentencePieceProcessor(model_file=str(self.spm_path))
         self.sep = self.sp.piece_to_id("<sep>")
-        self.train_examples = tokenize_documents(train_docs, self.sp, cfg.max_k, cfg.max_gap)
+        self.train_examples = tokenize_documents(train_docs, self.sp, cfg.max_k, cfg.max_gap,
+                                                 weights=cfg.corpus_weights)
         self.dev_examples = tokenize_documents(dev_docs, self.sp, cfg.max_k, cfg.max_gap)[:1000]
         self.model_cfg = model_config(cfg, self.sp.get_piece_size())
         self.model = build_model(cfg, self.model_cfg).to(self.device)
@@ -328,7 +327,7 @@ class Trainer:
             batch = collate(rendered[i:i + 64]).to(self.device)
             with self._autocast():
                 logits, _ = self.model.forward_batch(batch)
-            out = discounted_loss(logits, batch.tgt_out, batch.weights, 0.0)
+            out = discounted_loss(logits, batch.tgt_out, batch.weights, batch.current, 0.0)
             nll, correct, tokens = nll + out.nll_sum, correct + out.correct, tokens + out.tokens
         self.model.train()
         return {"dev_nll": nll / tokens, "dev_ppl": math.exp(nll / tokens),
@@ -368,7 +367,7 @@ class Trainer:
                         group["lr"] = lr
                     with self._autocast():
                         logits, aux_loss = self.net(batch)
-                    out = discounted_loss(logits, batch.tgt_out, batch.weights,
+                    out = discounted_loss(logits, batch.tgt_out, batch.weights, batch.current,
                                           cfg.label_smoothing)
                     self.optimizer.zero_grad(set_to_none=True)
                     (out.loss + aux_loss).backward()

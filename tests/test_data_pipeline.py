@@ -1,0 +1,154 @@
+"""Corpus weighting, reversed documents, tagged back-translation, target-side context as
+inference shows it, and the resumable corpus translator."""
+
+import random
+
+import sentencepiece as spm
+import torch
+
+from tests.helpers import CORPUS
+from training.backtranslate import finished_documents, plan_jobs, translate_corpus
+from training.data import Document, Segment, read_jsonl, reverse_documents, weight_of, write_jsonl
+from training.examples import (
+    BOS,
+    EOS,
+    ContextNoise,
+    Example,
+    collate,
+    epoch_sample,
+    perturb,
+    render,
+    tokenize_documents,
+)
+from training.loss import discounted_loss
+from training.tokenizer import train_tokenizer
+
+
+def _doc(doc_id="friends/e1", domain="subtitles", synthetic=False):
+    return Document(doc_id, [Segment(s, t, 2.0 * i, 2.0 * i + 1) for i, (s, t)
+                             in enumerate(CORPUS)], domain, synthetic)
+
+
+def test_weights_by_corpus_then_domain_and_synthetic_scale():
+    weights = {"friends": 3.0, "news": 0.5, "synthetic": 0.5}
+    assert weight_of(_doc("friends/e1"), weights) == 3.0
+    assert weight_of(_doc("wmt21/x", "news"), weights) == 0.5
+    assert weight_of(_doc("renpy/x", "dialogue"), weights) == 1.0
+    assert weight_of(_doc("stalker/x", "dialogue", synthetic=True), weights) == 0.5
+
+
+def test_epoch_sample_repeats_by_weight():
+    rng = random.Random(0)
+    examples = [Example([1], [2], [], [], weight=w) for w in (0.0, 1.0, 2.5)]
+    counts = [0, 0, 0]
+    for _ in range(2000):
+        for ex in epoch_sample(examples, rng):
+            counts[examples.index(ex)] += 1
+    assert counts[0] == 0 and counts[1] == 2000
+    assert 2.4 < counts[2] / 2000 < 2.6
+
+
+def test_reverse_documents_swaps_sides_and_drops_untranslated():
+    doc = Document("d", [Segment("ctx only", None), Segment("Hi.", "Привет.", 1.0, 2.0)])
+    [rev] = reverse_documents([doc])
+    assert [(s.src, s.tgt, s.start) for s in rev.segments] == [("Привет.", "Hi.", 1.0)]
+
+
+def test_jsonl_round_trip_keeps_mt_and_synthetic(tmp_path):
+    doc = _doc(synthetic=True)
+    doc.segments[0].mt = "Здравствуй, как ты?"
+    path = tmp_path / "docs.jsonl"
+    with open(path, "w", encoding="utf-8") as handle:
+        write_jsonl([doc], handle)
+    assert "\\u" not in path.read_text(encoding="utf-8")
+    [back] = list(read_jsonl(path))
+    assert back.synthetic and back.segments[0].mt == "Здравствуй, как ты?"
+    assert back.segments[1].mt is None and back.segments[3].start == 6.0
+
+
+def test_synthetic_sources_start_with_the_tag(tmp_path):
+    sentences = [s for pair in CORPUS for s in pair] * 20
+    sp = spm.SentencePieceProcessor(model_file=str(
+        train_tokenizer(sentences, tmp_path / "spm.model", vocab_size=120)))
+    tag = sp.piece_to_id("<bt>")
+    real = tokenize_documents([_doc()], sp, max_k=1)
+    synthetic = tokenize_documents([_doc(synthetic=True)], sp, max_k=1)
+    assert all(tag not in ex.src for ex in real)
+    assert all(ex.src[0] == tag and ex.src_ctx[-1][0] == tag for ex in synthetic[1:])
+    assert [ex.tgt for ex in real] == [ex.tgt for ex in synthetic]  # targets untouched
+
+
+def test_own_and_perturbed_target_context():
+    ex = Example([10], [20, 21], [[5]], [[8, 8, 8, 8, 8, 8]], mt_ctx=[[7, 7, 7]])
+    gold = render(ex, 1, sep=4, cd_weight=0.01, shift=0)
+    assert gold.tgt == [BOS, 8, 8, 8, 8, 8, 8, 4, 20, 21, EOS] and gold.prefix_len == 7
+    own = render(ex, 1, sep=4, cd_weight=0.01, shift=0, noise=ContextNoise(own=1.0),
+                 rng=random.Random(0))
+    assert own.tgt == [BOS, 7, 7, 7, 4, 20, 21, EOS] and own.prefix_len == 4
+    # without rng (dev evaluation) the reference context is used whatever the noise
+    assert render(ex, 1, sep=4, cd_weight=0.01, shift=0, noise=ContextNoise(1.0, 1.0)) == gold
+    rng = random.Random(1)
+    cuts = [perturb(list(range(20)), rng) for _ in range(200)]
+    assert all(1 <= len(c) < 20 or c == list(range(20)) for c in cuts)
+    assert any(c == list(range(len(c))) and len(c) < 20 for c in cuts)  # cut short
+    assert any(c != list(range(len(c))) for c in cuts)  # words dropped inside
+
+
+def test_current_tokens_are_a_mask_not_a_weight_value():
+    """With CD = 1 the context tokens weigh like current ones but are not counted as current:
+    a 4-token context prefix and a 3-token sentence (+ </s>) count 4 tokens, not 9."""
+    ex = Example([10], [20, 21, 22], [[5]], [[8, 9, 9]])
+    batch = collate([render(ex, 1, sep=4, cd_weight=1.0, shift=0)])
+    assert batch.target_tokens == 4
+    logits = torch.zeros(1, batch.tgt_out.size(1), 30)
+    out = discounted_loss(logits, batch.tgt_out, batch.weights, batch.current, 0.0)
+    assert out.tokens == 4
+    assert abs(out.loss.item() - torch.log(torch.tensor(30.0)).item() * 8 / 4) < 1e-4
+
+
+def _mono(tmp_path):
+    path = tmp_path / "mono.jsonl"
+    docs = [Document(f"plays/{i}", [Segment(None, t, None, None) for _, t in CORPUS[i:i + 3]],
+                     "drama") for i in range(3)]
+    with open(path, "w", encoding="utf-8") as handle:
+        write_jsonl(docs, handle)
+    return path
+
+
+def test_back_translation_keeps_order_marks_synthetic_and_resumes(tmp_path):
+    source, out_dir = _mono(tmp_path), tmp_path / "bt"
+    calls = []
+
+    def fake(texts):
+        calls.append(len(texts))
+        return [f"EN({t})" for t in texts]
+
+    [job] = plan_jobs([source], out_dir, "back")
+    assert job.todo == 9
+    translate_corpus(job, fake, "back", chunk=3)
+    docs = list(read_jsonl(out_dir / "mono.jsonl"))
+    assert [d.doc_id for d in docs] == ["plays/0", "plays/1", "plays/2"]
+    assert all(d.synthetic for d in docs)
+    assert [s.src for s in docs[1].segments] == [f"EN({t})" for _, t in CORPUS[1:4]]
+    # an interrupted run: the last document torn in the middle of its line
+    out = out_dir / "mono.jsonl"
+    data = out.read_bytes()
+    out.write_bytes(data[: data.rfind(b"\n", 0, len(data) - 1) + 20])
+    assert finished_documents(out) == {"plays/0", "plays/1"}
+    [job] = plan_jobs([source], out_dir, "back")
+    assert job.todo == 3
+    calls.clear()
+    translate_corpus(job, fake, "back", chunk=3)
+    assert calls == [3]
+    assert [d.doc_id for d in read_jsonl(out)] == ["plays/0", "plays/1", "plays/2"]
+
+
+def test_own_translations_fill_mt(tmp_path):
+    path = tmp_path / "par.jsonl"
+    with open(path, "w", encoding="utf-8") as handle:
+        write_jsonl([_doc()], handle)
+    [job] = plan_jobs([path], tmp_path / "own", "own")
+    translate_corpus(job, lambda texts: [t.upper() for t in texts], "own")
+    [doc] = read_jsonl(tmp_path / "own" / "par.jsonl")
+    assert doc.segments[0].mt == CORPUS[0][0].upper() and doc.segments[0].tgt == CORPUS[0][1]
+    assert not doc.synthetic

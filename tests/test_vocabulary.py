@@ -1,0 +1,58 @@
+"""The tokenizer covers what subtitles hold, and no translation ever shows '⁇'."""
+
+import sentencepiece as spm
+import torch
+
+from subctx.bundle import ContextSettings, Manifest
+from subctx.engine import Engine, Request
+from tests.helpers import CORPUS
+from training.tokenizer import SUBTITLE_CHARS, train_tokenizer
+
+LINE = "♪ «Zoë», „naïve“ café — 1½ … it’s 42° – ok ♫ 😀 漢字"
+
+
+def _tokenizer(tmp_path):
+    sentences = [s for pair in CORPUS for s in pair] * 20
+    return train_tokenizer(sentences, tmp_path / "spm.model", vocab_size=120)
+
+
+def test_every_subtitle_character_is_a_piece_and_anything_else_falls_back_to_bytes(tmp_path):
+    sp = spm.SentencePieceProcessor(model_file=str(_tokenizer(tmp_path)))
+    for ch in SUBTITLE_CHARS:
+        ids = sp.encode(ch)
+        assert sp.unk_id() not in ids and sp.decode(ids) == ch, ch
+        assert not any(sp.is_byte(i) for i in ids), f"{ch!r} is not a piece of its own"
+    ids = sp.encode(LINE)
+    assert sp.unk_id() not in ids
+    assert sp.decode(ids) == LINE  # emoji and CJK survive as bytes; … is not turned into ...
+    assert [sp.id_to_piece(i) for i in range(4, 7)] == ["<sep>", "<ctx>", "<bt>"]
+
+
+def test_translation_never_contains_the_unknown_mark(tmp_path):
+    """A model that prefers <unk> above everything: the engine still writes none."""
+    from training.export import export_bundle
+    from training.model import ModelConfig, Transformer
+
+    spm_file = _tokenizer(tmp_path)
+    sp = spm.SentencePieceProcessor(model_file=str(spm_file))
+    torch.manual_seed(0)
+    cfg = ModelConfig(vocab_size=sp.get_piece_size(), d_model=32, n_heads=4, ff_dim=64,
+                      enc_layers=1, dec_layers=1, max_positions=256, dropout=0.0)
+    model = Transformer(cfg)
+    with torch.no_grad():  # every decoder state scores <unk> highest
+        model.decoder_norm.weight.zero_()
+        model.decoder_norm.bias.zero_()
+        model.decoder_norm.bias[0] = 1.0
+        model.embed.weight[:, 0] = 0.0
+        model.embed.weight[sp.unk_id(), 0] = 10.0
+        model.embed.weight[sp.eos_id(), 0] = 5.0
+    manifest = Manifest(architecture="concat", max_positions=256, source_spm="spm.model",
+                        target_spm="spm.model", context=ContextSettings(max_k=1, default_k=1))
+    bundle = export_bundle(model, spm_file, manifest, tmp_path / "bundle")
+    engine = Engine(bundle, device="cpu", compute_type="float32", threads=1)
+    greedy = model.greedy(torch.tensor([sp.encode(LINE) + [3]]), 2, 3, 5)[0]
+    assert sp.unk_id() in greedy  # the model itself would write <unk> ...
+    for request in [Request(LINE), Request(LINE, ("Where is the door?",), ("Где дверь?",))]:
+        [out] = engine.translate([request], beam_size=2, num_hypotheses=2)
+        assert "⁇" not in out.text  # ... the engine never does
+        assert all("⁇" not in a.text for a in out.alternatives)
