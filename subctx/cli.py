@@ -129,9 +129,9 @@ def translate(
         "--dry-run", help="Check inputs and show what would be written; translate nothing.")
     ] = False,
     schedule: Annotated[str, typer.Option(
-        help="batched: all cues in large batches, repeated until every cue has its final "
-             "context (fast); sequential: each cue after the one before it. Same output.")
-    ] = "batched",
+        help="sequential: each cue after the one before it; batched: all cues in large "
+             "batches, repeated until every cue has its final context (same output).")
+    ] = "sequential",
     guard: Annotated[bool, typer.Option(
         help="Fall back to a cue's translation without context when the context one is not "
              "a translation of it.")] = True,

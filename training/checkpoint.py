@@ -120,3 +120,41 @@ def average_states(folders: list[Path]) -> dict[str, torch.Tensor]:
         for name, tensor in load_model_state(folder).items():
             total[name] = total.get(name, 0) + tensor.double()
     return {name: (t / len(folders)).float() for name, t in total.items()}
+
+
+RUN_FILES = ("config.json", "spm.model", "metrics.jsonl", "final.json", "training.png")
+
+
+def collect_run(run_dir: Path, out: Path, dtype: str = "bf16") -> list[Path]:
+    """Copy what `export` needs from a run: final weights cast to `dtype` in <= 16 MiB
+    `final-NNN.safetensors` chunks, and the run's config, tokenizer, metrics and plot."""
+    types = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+    if dtype not in types:
+        raise ValueError(f"dtype is one of {', '.join(types)}")
+    run_dir, out = Path(run_dir), Path(out)
+    final = run_dir / "final.safetensors"
+    if not final.exists():
+        raise FileNotFoundError(f"{run_dir}: no final.safetensors (has training finished?)")
+    out.mkdir(parents=True, exist_ok=True)
+    state = {k: v.to(types[dtype]) if v.is_floating_point() else v
+             for k, v in load_file(str(final)).items()}
+    names = save_chunked(state, out, "final")
+    copied = [out / n for n in names]
+    for name in RUN_FILES:
+        if (run_dir / name).exists():
+            shutil.copyfile(run_dir / name, out / name)
+            copied.append(out / name)
+    return copied
+
+
+def load_final(run_dir: Path) -> dict[str, torch.Tensor] | None:
+    """A run's final weights in float32: final.safetensors, or the chunks `collect_run`
+    writes; None if the run has neither."""
+    run_dir = Path(run_dir)
+    if (run_dir / "final.safetensors").exists():
+        state = load_file(str(run_dir / "final.safetensors"))
+    elif any(run_dir.glob("final-*.safetensors")):
+        state = load_chunked(run_dir, "final")
+    else:
+        return None
+    return {k: v.float() if v.is_floating_point() else v for k, v in state.items()}

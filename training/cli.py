@@ -152,6 +152,21 @@ def self_translate(
     _translate_corpora(data, model, out, "own", beam, batch_size, device, threads)
 
 
+@app.command()
+def collect(
+    run_dir: Annotated[Path, typer.Argument(help="A finished run folder.")],
+    out: Annotated[Path, typer.Option("--out", help="Folder to write (e.g. $OUT).")],
+    dtype: Annotated[str, typer.Option(help="bf16, fp16 or fp32 for the weights.")] = "bf16",
+) -> None:
+    """The final weights of a run in few small files (<= 16 MiB each) with its config,
+    tokenizer and metrics: what a GPU machine sends back. `export` reads the folder."""
+    from training.checkpoint import collect_run
+
+    files = collect_run(run_dir, out, dtype)
+    for file in files:
+        typer.echo(f"{file.stat().st_size / 2**20:7.2f} MiB  {file}")
+
+
 def parse_weights(items: list[str]) -> dict[str, float]:
     """'friends=3' -> {'friends': 3.0}; a malformed item is a usage error."""
     weights = {}

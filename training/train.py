@@ -23,6 +23,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from training.checkpoint import (
     average_states,
+    load_final,
     load_model_state,
     load_optimizer_state,
     read_meta,
@@ -181,32 +182,38 @@ def init_run_dir(init_from: Path) -> Path:
     return init_from.parent.parent if init_from.name.startswith("step-") else init_from
 
 
-def _init_checkpoint(init_from: Path) -> Path:
-    """The checkpoint folder whose step a fine-tuning run starts from."""
+def _init_checkpoint(init_from: Path) -> Path | None:
+    """The checkpoint folder whose step a fine-tuning run starts from (None for a collected
+    run, which holds only final weights and metrics)."""
     if init_from.name.startswith("step-"):
         return init_from
     found = sorted((init_from / "checkpoints").glob("step-*"))
-    if not found:
-        raise FileNotFoundError(f"{init_from}: no checkpoints to start from")
-    return found[-1]
+    if found:
+        return found[-1]
+    if (init_from / "metrics.jsonl").exists() and load_final(init_from) is not None:
+        return None
+    raise FileNotFoundError(f"{init_from}: no checkpoints to start from")
 
 
 def init_step(init_from: Path) -> int:
     """The step count a run started from `init_from` goes on from."""
-    return read_meta(_init_checkpoint(Path(init_from)))["step"]
+    init_from = Path(init_from)
+    checkpoint = _init_checkpoint(init_from)
+    if checkpoint is None:
+        lines = (init_from / "metrics.jsonl").read_text().splitlines()
+        return json.loads([x for x in lines if x.strip()][-1])["step"]
+    return read_meta(checkpoint)["step"]
 
 
 def initial_weights(init_from: Path) -> tuple[dict[str, torch.Tensor], int]:
     """Weights and step count to start a fine-tuning run from: a checkpoint folder, or a run
     folder's final (averaged) weights with the step of its last checkpoint."""
-    from safetensors.torch import load_file
-
     init_from = Path(init_from)
     checkpoint = _init_checkpoint(init_from)
-    final = init_from / "final.safetensors"
-    if checkpoint == init_from or not final.exists():
+    final = load_final(init_from) if checkpoint != init_from else None
+    if final is None:
         return load_model_state(checkpoint), read_meta(checkpoint)["step"]
-    return load_file(str(final)), read_meta(checkpoint)["step"]
+    return final, init_step(init_from)
 
 
 class Trainer:
@@ -505,16 +512,12 @@ def plot_metrics(metrics_path: Path, out_png: Path) -> Path | None:
 
 def load_final_model(run_dir: Path) -> tuple[Transformer, TrainConfig]:
     """The averaged weights of a run (or its last checkpoint if training never finished)."""
-    from safetensors.torch import load_file
-
     run_dir = Path(run_dir)
     data = json.loads((run_dir / "config.json").read_text())
     cfg = TrainConfig.from_dict(data["train"])
     model = build_model(cfg, ModelConfig(**data["model"]))
-    final = run_dir / "final.safetensors"
-    if final.exists():
-        state = load_file(str(final))
-    else:
+    state = load_final(run_dir)
+    if state is None:
         found = sorted((run_dir / "checkpoints").glob("step-*"))
         if not found:
             raise FileNotFoundError(f"{run_dir}: no trained weights")

@@ -1,0 +1,56 @@
+"""The GPU recipe end to end on this CPU (--cpu: tiny preset): pack, start in the background,
+wait, collect the bf16 weights (<= 8 files of <= 16 MiB), export locally and translate."""
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from subctx.engine import Engine, Request
+from tests.helpers import CORPUS
+from training.bundle_card import export_run
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _docs(path: Path, copies: int) -> Path:
+    with open(path, "w", encoding="utf-8") as handle:
+        for c in range(copies):
+            segments = [{"src": s, "tgt": t, "start": 2.0 * i, "end": 2.0 * i + 1}
+                        for i, (s, t) in enumerate(CORPUS)]
+            handle.write(json.dumps({"doc": f"fixture/{c}", "domain": "subtitles",
+                                     "segments": segments}, ensure_ascii=False) + "\n")
+    return path
+
+
+def test_recipe_end_to_end_on_cpu(tmp_path):
+    env = {**os.environ, "PYTHON": sys.executable, "PACK": str(tmp_path / "recipe.tar.xz"),
+           "RECIPE_DIR": str(tmp_path / "device"), "POLL": "1"}
+
+    def recipe(*args, check=True):
+        return subprocess.run(["bash", str(ROOT / "training/gpu_recipe.sh"), *args], env=env,
+                              capture_output=True, text=True, check=check, timeout=300)
+
+    train = _docs(tmp_path / "train.jsonl", 6)
+    dev = _docs(tmp_path / "dev.jsonl", 1)
+    assert "packed" in recipe("pack", "--train", str(train), "--dev", str(dev)).stdout
+    started = recipe("start", "--cpu", "--", "--max-steps", "12", "--architecture", "concat")
+    assert "background" in started.stdout
+    waited = recipe("wait", "--seconds", "240", check=False)
+    assert waited.returncode == 0, waited.stdout + waited.stderr
+    out = tmp_path / "OUT"
+    recipe("collect", str(out))
+    files = sorted(out.iterdir())
+    assert len(files) <= 8 and all(f.stat().st_size <= 16 * 2**20 for f in files)
+    assert any(f.name.startswith("final-") for f in files)
+    metrics = (out / "metrics.jsonl").read_text().splitlines()
+    assert json.loads(metrics[-1])["step"] == 12 and "dev_nll" in json.loads(metrics[-1])
+    bundle = export_run(out, tmp_path / "bundle", "int8")
+    manifest = json.loads((bundle / "subctx.json").read_text())
+    assert manifest["architecture"] == "concat" and manifest["info"]["training"]["steps"] == 12
+    engine = Engine(bundle, device="cpu", threads=1)
+    [t] = engine.translate([Request("Where is the door?", ("Thank you very much.",),
+                                    ("Большое спасибо.",))], beam_size=2)
+    assert "⁇" not in t.text and math.isfinite(t.score)  # 12 tiny steps: any text will do
