@@ -143,6 +143,13 @@ def test_back_translation_keeps_order_marks_synthetic_and_resumes(tmp_path):
     assert [d.doc_id for d in read_jsonl(out)] == ["plays/0", "plays/1", "plays/2"]
 
 
+def test_back_translation_of_the_first_documents_only(tmp_path):
+    [job] = plan_jobs([_mono(tmp_path)], tmp_path / "bt", "back", max_segments=4)
+    assert job.todo == 6  # two whole documents of 3 segments reach 4
+    translate_corpus(job, lambda texts: ["x"] * len(texts), "back")
+    assert [d.doc_id for d in read_jsonl(tmp_path / "bt" / "mono.jsonl")] == ["plays/0", "plays/1"]
+
+
 def test_own_translations_fill_mt(tmp_path):
     path = tmp_path / "par.jsonl"
     with open(path, "w", encoding="utf-8") as handle:

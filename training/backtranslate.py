@@ -29,6 +29,17 @@ class CorpusJob:
     out: Path
     done: set[str]
     todo: int  # segments left to translate
+    max_segments: int | None = None  # whole documents, in file order, up to this many segments
+
+
+def job_documents(job: CorpusJob) -> Iterator[Document]:
+    """The documents of a job's input (the first ones holding `max_segments`, if given)."""
+    total = 0
+    for doc in read_jsonl(job.source):
+        if job.max_segments is not None and total >= job.max_segments:
+            return
+        total += len(doc.segments)
+        yield doc
 
 
 def finished_documents(out: Path) -> set[str]:
@@ -47,15 +58,16 @@ def finished_documents(out: Path) -> set[str]:
     return done
 
 
-def plan_jobs(inputs: list[Path], out_dir: Path, mode: str) -> list[CorpusJob]:
+def plan_jobs(inputs: list[Path], out_dir: Path, mode: str,
+              max_segments: int | None = None) -> list[CorpusJob]:
     read_side = SIDES[mode][0]
     jobs = []
     for source in inputs:
         out = out_dir / source.name
-        done = finished_documents(out)
-        todo = sum(1 for doc in read_jsonl(source) if doc.doc_id not in done
-                   for seg in doc.segments if getattr(seg, read_side))
-        jobs.append(CorpusJob(source, out, done, todo))
+        job = CorpusJob(source, out, finished_documents(out), 0, max_segments)
+        job.todo = sum(1 for doc in job_documents(job) if doc.doc_id not in job.done
+                       for seg in doc.segments if getattr(seg, read_side))
+        jobs.append(job)
     return jobs
 
 
@@ -80,7 +92,7 @@ def translate_corpus(job: CorpusJob, translate: Callable[[list[str]], list[str]]
     """Translate the documents of `job` not yet in its output; returns sentences translated."""
     read_side, write_side = SIDES[mode]
     job.out.parent.mkdir(parents=True, exist_ok=True)
-    pending = (d for d in read_jsonl(job.source) if d.doc_id not in job.done)
+    pending = (d for d in job_documents(job) if d.doc_id not in job.done)
     total = 0
     with open(job.out, "a", encoding="utf-8") as handle:
         for group in _batches(pending, read_side, chunk):

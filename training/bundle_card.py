@@ -97,7 +97,10 @@ def export_run(source: Path, out: Path, quantize: str | None = None, max_gap: fl
     model, cfg, run_dir, extra = _load(source)
     info = _training_info(run_dir, cfg, extra)
     info["parameters"] = sum(p.numel() for p in model.parameters())
-    info["device"] = "cuda" if torch.cuda.is_available() else "cpu"
+    run_config = json.loads((run_dir / "config.json").read_text())
+    info["device"] = run_config.get("hardware") or ("cuda" if torch.cuda.is_available()
+                                                    else "cpu")
+    info["data"] = run_config.get("data")
     info["quantization"] = quantize or "float32"
     torch_backend = cfg.architecture in ("context_encoder", "capsule")
     source_lang, target_lang = cfg.languages
@@ -152,6 +155,7 @@ def record_scores(bundle_dir: Path, conditions: list[dict]) -> None:
 
 def _budget(t: dict) -> str:
     """How long and where the model was trained, pre-training included."""
+    # bundles from before runs recorded their hardware say only "cpu" (those were 2 cores)
     hardware = ("2 CPU cores, no GPU" if t.get("device") == "cpu" else t.get("device"))
     precision = t.get("precision", "fp32")
     pre = t.get("pretraining")
@@ -173,6 +177,21 @@ def _budget(t: dict) -> str:
     total = round(sum(s.get("minutes") or 0 for s in stages) + (t.get("minutes") or 0), 1)
     return (", then ".join(parts) + f"; {total} min in all on {hardware} "
             f"({precision} precision)")
+
+
+def _data(data: dict | None, weights: dict) -> str:
+    """The data line of the card, from what the training run recorded."""
+    if not data:  # bundles from before runs recorded their data
+        return ("../shared/data/en-ru/train (≈102k pairs: Friends, Three Plus One, WMT "
+                "general test sets, bilinguator books, TICO-19, 3Blue1Brown, OPUS-MT test sets, "
+                "NTREX-128, ctxpro dev documents); dev for early stopping: friends_dev + "
+                "flores_dev.")
+    corpora = ", ".join(f"{name} {n:,}" for name, n in data["pairs_by_corpus"].items())
+    weighting = ("; corpus weights (copies per epoch): "
+                 + ", ".join(f"{k} {v:g}" for k, v in weights.items())) if weights else ""
+    return (f"{data['pairs']:,} training pairs ({data['synthetic_pairs']:,} back-translated, "
+            f"tagged), ≈{data['examples_per_epoch']:,} examples per epoch{weighting}. By "
+            f"corpus: {corpora}. Files: {', '.join(data['sources']) or 'not recorded'}.")
 
 
 def model_card(manifest: Manifest) -> str:
@@ -202,9 +221,7 @@ def model_card(manifest: Manifest) -> str:
         f"{cfg.get('k_probs')}); the app uses K={ctx.default_k} and a {ctx.max_gap:g} s gap "
         "rule; previous translations are forced as the decoder prefix; beam search with "
         f"length penalty {manifest.length_penalty:g}.",
-        "- **Data**: ../shared/data/en-ru/train (≈102k pairs: Friends, Three Plus One, WMT "
-        "general test sets, bilinguator books, TICO-19, 3Blue1Brown, OPUS-MT test sets, "
-        "NTREX-128, ctxpro dev documents); dev for early stopping: friends_dev + flores_dev.",
+        f"- **Data**: {_data(t.get('data'), cfg.get('corpus_weights') or {})}",
         f"- **Training**: {_budget(t)}; final weights: {t.get('weights')}.",
         "",
         "## Dev scores (measured on this bundle)",

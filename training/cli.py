@@ -82,7 +82,7 @@ def train(
                       corpus_weights=parse_weights(weight or []), own_context=own_context,
                       noisy_context=noisy_context)
     trainer = Trainer(cfg, run_dir, read_documents(data), read_documents(dev or []), device,
-                      init_from=init_from, spm_model=spm_model)
+                      init_from=init_from, spm_model=spm_model, sources=[str(p) for p in data])
     typer.echo(f"{len(trainer.train_examples)} training examples, "
                f"{sum(p.numel() for p in trainer.model.parameters()) / 1e6:.1f}M parameters, "
                f"filtered: {trainer.filter_counts}")
@@ -91,7 +91,8 @@ def train(
 
 
 def _translate_corpora(inputs: list[Path], model: Path, out: Path, mode: str, beam: int,
-                       batch_size: int, device: str, threads: int) -> None:
+                       batch_size: int, device: str, threads: int,
+                       max_segments: int | None = None) -> None:
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -110,7 +111,7 @@ def _translate_corpora(inputs: list[Path], model: Path, out: Path, mode: str, be
                                    max_batch_size=batch_size)
         return [r.text for r in results]
 
-    jobs = plan_jobs(files, out, mode)
+    jobs = plan_jobs(files, out, mode, max_segments)
     with Progress("{task.description}", BarColumn(), MofNCompleteColumn(),
                   TimeRemainingColumn()) as progress:
         task = progress.add_task("sentences", total=sum(j.todo for j in jobs))
@@ -130,11 +131,14 @@ def back_translate(
     batch_size: Annotated[int, typer.Option()] = 64,
     device: Annotated[str, typer.Option()] = "auto",
     threads: Annotated[int, typer.Option()] = 0,
+    max_segments: Annotated[int | None, typer.Option(
+        help="Per input file: its first whole documents holding this many segments.")] = None,
 ) -> None:
     """Back-translate monolingual Russian documents line by line, keeping order and timings;
     the output (one .jsonl per input, marked synthetic) trains the English-to-Russian models.
     Re-running goes on where an interrupted run stopped."""
-    _translate_corpora(mono, model, out, "back", beam, batch_size, device, threads)
+    _translate_corpora(mono, model, out, "back", beam, batch_size, device, threads,
+                       max_segments)
 
 
 @app.command("self-translate")

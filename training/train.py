@@ -216,6 +216,38 @@ def initial_weights(init_from: Path) -> tuple[dict[str, torch.Tensor], int]:
     return final, init_step(init_from)
 
 
+def data_summary(docs: list[Document], examples: list, sources: list[str]) -> dict:
+    """What a run trains on, for the model card: files, examples per corpus (real and
+    synthetic), and the expected examples per epoch under corpus weighting."""
+    by_corpus: dict[str, int] = {}
+    synthetic = 0
+    for doc in docs:
+        n = sum(1 for s in doc.segments if s.tgt is not None)
+        key = f"{doc.corpus} (synthetic)" if doc.synthetic else doc.corpus
+        by_corpus[key] = by_corpus.get(key, 0) + n
+        synthetic += n if doc.synthetic else 0
+    return {"sources": sources, "pairs": sum(by_corpus.values()), "synthetic_pairs": synthetic,
+            "pairs_by_corpus": dict(sorted(by_corpus.items(), key=lambda kv: -kv[1])),
+            "examples_per_epoch": round(sum(ex.weight for ex in examples))}
+
+
+def describe_hardware(device: torch.device, world: int = 1) -> str:
+    """The machine a run trains on, as the model card states it."""
+    if device.type == "cuda":
+        name = torch.cuda.get_device_name(device)
+        return f"{world} × {name}" if world > 1 else name
+    cores = os.cpu_count() or 1
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = " (" + line.split(":", 1)[1].strip() + ")"
+                break
+    except OSError:
+        pass
+    return f"{cores} CPU core{'s' if cores > 1 else ''}{model}, no GPU"
+
+
 class Trainer:
     """Trains one model in `run_dir`; calling `train()` again resumes where it stopped.
     `init_from` starts a new run from another run's weights (e.g. a context-aware model from the
@@ -224,7 +256,8 @@ class Trainer:
 
     def __init__(self, cfg: TrainConfig, run_dir: Path, train_docs: list[Document],
                  dev_docs: list[Document], device: str = "auto", quiet: bool = False,
-                 init_from: Path | None = None, spm_model: Path | None = None):
+                 init_from: Path | None = None, spm_model: Path | None = None,
+                 sources: list[str] | None = None):
         self.cfg = cfg
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -258,7 +291,10 @@ class Trainer:
         self.best_dev, self.bad_evals = math.inf, 0
         (self.run_dir / "config.json").write_text(json.dumps(
             {"train": cfg.to_dict(), "model": self.model_cfg.to_dict(),
-             "init_from": str(init_from) if init_from else None}, indent=1))
+             "init_from": str(init_from) if init_from else None,
+             "data": data_summary(train_docs, self.train_examples, sources or []),
+             "hardware": describe_hardware(self.device, self.info.world)}, indent=1,
+            ensure_ascii=False))
         if init_from is not None and not self.checkpoints():
             self._initialize(init_from)
         self._resume()
