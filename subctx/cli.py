@@ -83,10 +83,12 @@ def _summary(rows: list[tuple[str, int, float]], failed: list[tuple[Path, str]],
     table = Table(title="subctx translate", show_footer=True)
     table.add_column("file", footer=f"{len(rows)} translated")
     table.add_column("cues", justify="right", footer=str(cues))
-    table.add_column("seconds", justify="right", footer=f"{elapsed:.1f}")
+    # files are translated together (their cues share batches): a file's own speed does not
+    # exist, so each row says when it was written and the footer gives the overall rate
+    table.add_column("written after (s)", justify="right", footer=f"{elapsed:.1f}")
     table.add_column("cues/s", justify="right", footer=f"{cues / max(elapsed, 1e-9):.1f}")
     for name, n, seconds in rows:
-        table.add_row(name, str(n), f"{seconds:.1f}", f"{n / max(seconds, 1e-9):.1f}")
+        table.add_row(name, str(n), f"{seconds:.1f}", "")
     if rows:
         out.print(table)
     for path, reason in skipped:

@@ -26,3 +26,17 @@ def test_training_loop_runs_without_ctranslate2():
             "import training.train, training.cli, training.corpora; print('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_training_cli_as_a_module_knows_every_command_without_ctranslate2():
+    """`python -m training.cli export` used to fail: main() ran before the later commands were
+    registered. On the GPU machine (no ctranslate2) the recipe runs train and collect."""
+    code = ("import sys, runpy; sys.modules['ctranslate2'] = None; "
+            "sys.argv = ['training.cli', '--help']; runpy.run_module('training.cli', "
+            "run_name='__main__')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    for command in ("train", "collect", "export", "back-translate", "self-translate",
+                    "tokenizer", "dev-report"):
+        assert command in out.stdout, out.stdout + out.stderr
+    code = "import sys; sys.modules['ctranslate2'] = None; import training.bundle_card"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0

@@ -12,7 +12,6 @@ import torch
 from subctx.bundle import ContextSettings, Manifest, load_bundle, write_manifest
 from training.checkpoint import load_model_state, read_meta, save_chunked
 from training.config import TrainConfig
-from training.export import export_bundle
 from training.model import ModelConfig, Transformer
 from training.train import build_model, load_final_model
 
@@ -118,6 +117,8 @@ def export_run(source: Path, out: Path, quantize: str | None = None, max_gap: fl
         info["quantization"] = "float32"
         path = export_torch_bundle(model, run_dir / "spm.model", manifest, out)
     else:
+        from training.export import export_bundle  # needs ctranslate2; torch bundles do not
+
         path = export_bundle(model, run_dir / "spm.model", manifest, out, quantization=quantize)
     (path / "README.md").write_text(model_card(load_bundle(path).manifest), encoding="utf-8")
     return path

@@ -122,6 +122,13 @@ def average_states(folders: list[Path]) -> dict[str, torch.Tensor]:
     return {name: (t / len(folders)).float() for name, t in total.items()}
 
 
+def list_checkpoints(run_dir: Path) -> list[Path]:
+    """A run's complete checkpoint folders (checkpoints/step-*), oldest first."""
+    found = [p for p in (Path(run_dir) / "checkpoints").glob("step-*")
+             if (p / "meta.json").exists()]
+    return sorted(found, key=lambda p: int(p.name.split("-")[1]))
+
+
 RUN_FILES = ("config.json", "spm.model", "metrics.jsonl", "final.json", "training.png")
 
 

@@ -23,6 +23,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from training.checkpoint import (
     average_states,
+    list_checkpoints,
     load_final,
     load_model_state,
     load_optimizer_state,
@@ -187,7 +188,7 @@ def _init_checkpoint(init_from: Path) -> Path | None:
     run, which holds only final weights and metrics)."""
     if init_from.name.startswith("step-"):
         return init_from
-    found = sorted((init_from / "checkpoints").glob("step-*"))
+    found = list_checkpoints(init_from)
     if found:
         return found[-1]
     if (init_from / "metrics.jsonl").exists() and load_final(init_from) is not None:
@@ -311,8 +312,7 @@ class Trainer:
         return self.run_dir / "checkpoints"
 
     def checkpoints(self) -> list[Path]:
-        found = [p for p in self.checkpoint_dir.glob("step-*") if (p / "meta.json").exists()]
-        return sorted(found, key=lambda p: int(p.name.split("-")[1]))
+        return list_checkpoints(self.run_dir)
 
     def _initialize(self, init_from: Path) -> None:
         state, self.step = initial_weights(init_from)
@@ -417,12 +417,13 @@ class Trainer:
                     torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.clip_norm)
                     self.optimizer.step()
                     self.step += 1
-                    window["loss"] += out.loss.item()
+                    loss_value = out.loss.item()  # one device sync per step
+                    window["loss"] += loss_value
                     window["nll"] += out.nll_sum
                     window["correct"] += out.correct
                     window["tokens"] += out.tokens
                     window["steps"] += 1
-                    status = f"loss {out.loss.item():.3f} lr {lr:.2e}"
+                    status = f"loss {loss_value:.3f} lr {lr:.2e}"
                     progress.update(task, completed=self.step, status=status)
                     if not console.is_terminal and not self.quiet and self.step % 100 == 0:
                         # a log file gets no progress bar: a line every 100 steps instead
@@ -554,7 +555,7 @@ def load_final_model(run_dir: Path) -> tuple[Transformer, TrainConfig]:
     model = build_model(cfg, ModelConfig(**data["model"]))
     state = load_final(run_dir)
     if state is None:
-        found = sorted((run_dir / "checkpoints").glob("step-*"))
+        found = list_checkpoints(run_dir)
         if not found:
             raise FileNotFoundError(f"{run_dir}: no trained weights")
         state = load_model_state(found[-1])
