@@ -150,10 +150,11 @@ class ContextEncoderTransformer(Transformer):
 class Routing(nn.Module):
     """Dynamic routing from input capsules to `n_out` output capsules, optionally query-guided."""
 
-    def __init__(self, d_in: int, d: int, n_out: int, iterations: int, guided: bool):
+    def __init__(self, d_in: int, d: int, n_out: int, iterations: int, guided: bool,
+                 bias: bool = True):
         super().__init__()
         self.n_out, self.iterations, self.guided, self.d = n_out, iterations, guided, d
-        self.inputs = nn.Linear(d_in, d)
+        self.inputs = nn.Linear(d_in, d, bias=bias)
         self.predict = nn.Linear(d, n_out * d, bias=False)
         self.query = nn.Linear(d, d) if guided else None
 
@@ -197,10 +198,9 @@ class CapsuleTransformer(Transformer):
         # non-causal mask
         self.encoder = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.enc_layers))
         self.capsules = Routing(d + MAX_DISTANCE + 1, d, n_capsules, iterations, guided=True)
-        self.src_plain = Routing(d, d, n_capsules, iterations, guided=False)
-        self.tgt_plain = Routing(d, d, n_capsules, iterations, guided=False)
+        # the regulariser's capsule network, shared by source and target (see the module doc)
+        self.plain = Routing(d, d, n_capsules, iterations, guided=False, bias=False)
         self.reg_weight = reg_weight
-        self.coupling: Tensor | None = None
 
     def _words(self, ids: Tensor) -> Tensor:
         return self.embed(ids) * math.sqrt(self.cfg.d_model)
@@ -214,16 +214,20 @@ class CapsuleTransformer(Transformer):
         query = (self._words(src) * src_keep[..., None]).sum(1) / src_keep.sum(1, keepdim=True)
         distance = F.one_hot(ctx_dist.clamp(0, MAX_DISTANCE), MAX_DISTANCE + 1).float()
         words = torch.cat([self._words(ctx), distance], dim=-1)
-        capsules, self.coupling = self.capsules(words, ctx != self.cfg.pad_id, query)
+        capsules, _ = self.capsules(words, ctx != self.cfg.pad_id, query)
         x = self._embed(src, src_positions)
         for layer in self.encoder:
             x = layer(x, capsules, mask, None)[0]
         return self.encoder_norm(x), mask
 
     def regulariser(self, src: Tensor, tgt_in: Tensor) -> Tensor:
-        v_src, _ = self.src_plain(self._words(src), src != self.cfg.pad_id)
-        v_tgt, _ = self.tgt_plain(self._words(tgt_in), tgt_in != self.cfg.pad_id)
-        return 1.0 - pearson(v_src, v_tgt).mean()
+        """1 - the mean correlation, across the batch, of the source's and the target's
+        capsule features (0 for a batch of one sentence: nothing to correlate)."""
+        if src.size(0) < 2:
+            return src.new_zeros((), dtype=torch.float32)
+        v_src, _ = self.plain(self._words(src), src != self.cfg.pad_id)
+        v_tgt, _ = self.plain(self._words(tgt_in), tgt_in != self.cfg.pad_id)
+        return 1.0 - pearson(v_src.flatten(1), v_tgt.flatten(1), dim=0).mean()
 
     def forward_batch(self, batch) -> tuple[Tensor, Tensor]:
         memory, mask = self.encode(batch.src, batch.positions, batch.ctx, batch.ctx_dist)
