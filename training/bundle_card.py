@@ -201,7 +201,8 @@ def model_card(manifest: Manifest) -> str:
     ctx = manifest.context
     arch = {"concat": "concatenation model (Lupo et al. 2022): context sentences concatenated "
                       f"on both sides, context-discounted loss (CD = {cfg.get('cd_weight')}), "
-                      + (f"segment-shifted encoder positions (shift {ctx.segment_shift})"
+                      + (f"segment-shifted encoder positions (shift {ctx.segment_shift}; the "
+                         "paper also shifts the decoder's, which CTranslate2 cannot)"
                          if ctx.segment_shift else "plain encoder positions"),
             "transformer": "sentence-level Transformer (no context)",
             "context_encoder": "context-aware encoder (Voita et al. 2018): shared first N-1 "
