@@ -7,10 +7,9 @@ n-best alternatives with their probabilities and cross-attention.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import ctranslate2
@@ -18,18 +17,16 @@ import sentencepiece as spm
 
 from subctx import layout
 from subctx.bundle import Bundle, load_bundle
+from subctx.contract import (
+    MAX_SENTENCE_PIECES,
+    AttentionMap,
+    Hypothesis,
+    Request,
+    Translation,
+)
 from subctx.errors import BundleError
 
-MAX_TOKENS = 300  # per sentence; longer ones are cut (the app splits long cues before this)
-
-
-@dataclass(frozen=True)
-class Request:
-    """A sentence to translate, with context sentences (oldest first) on both sides."""
-
-    text: str
-    source_context: tuple[str, ...] = ()
-    target_context: tuple[str, ...] = ()
+__all__ = ["AttentionMap", "Engine", "Hypothesis", "Request", "Translation", "open_engine"]
 
 
 @dataclass
@@ -41,39 +38,6 @@ class Prepared:
     tokens: list[str]
     prefix: list[str]
     budget: int
-
-
-@dataclass
-class Hypothesis:
-    text: str
-    log_prob: float  # sum over the current sentence's tokens (and </s>) of log p
-    tokens: int = 1  # how many tokens that sum is over (for per-token comparisons)
-
-    @property
-    def probability(self) -> float:
-        return math.exp(self.log_prob)
-
-
-@dataclass
-class AttentionMap:
-    """Cross-attention of the generated current-sentence tokens over all encoder tokens."""
-
-    source_tokens: list[str]
-    target_tokens: list[str]
-    weights: list[list[float]]  # [target token][source token]
-
-
-@dataclass
-class Translation:
-    text: str
-    score: float  # CTranslate2's length-normalised log-probability of the best hypothesis
-    alternatives: list[Hypothesis] = field(default_factory=list)
-    attention: AttentionMap | None = None
-    # models with a separate context encoder: the current sentence's tokens (as target_tokens)
-    # attending over the context tokens (as source_tokens)
-    context_attention: AttentionMap | None = None
-    # set when the context translation was replaced by the one without context (subctx.guard)
-    fallback: str | None = None
 
 
 def resolve_device(device: str) -> str:
@@ -122,7 +86,7 @@ class Engine:
 
     # -- input layout -------------------------------------------------------------------------
     def _pieces(self, sp: spm.SentencePieceProcessor, text: str) -> list[str]:
-        return sp.encode(text, out_type=str)[:MAX_TOKENS]
+        return sp.encode(text, out_type=str)[:MAX_SENTENCE_PIECES]
 
     def _inputs(self, request: Request) -> Prepared:
         """Lay a request out as model input (see subctx.layout).

@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from subctx.engine import Hypothesis
+from subctx.contract import Hypothesis
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 

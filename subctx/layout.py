@@ -2,6 +2,8 @@
 the trainer (token ids) and the engine (SentencePiece pieces).
 
 Encoder: ctx_k <sep> ... ctx_1 <sep> current </s>   (oldest context first)
+Multi-encoder models (context encoder, capsule): current </s> as the source, and apart
+    <ctx> ctx_k </s> ... ctx_1 </s>   with each token's sentence distance
 Decoder: <s> tctx_k <sep> ... tctx_1 <sep> current </s>   (target side 'prefix': the context part
 is forced at inference and discounted in the training loss)
 
@@ -35,6 +37,19 @@ def encoder_tokens(context: Sequence[Sequence[T]], current: Sequence[T], sep: T,
 
 def shifted_positions(segments: Sequence[int], shift: int) -> list[int]:
     return [i + s * shift for i, s in enumerate(segments)]
+
+
+def separate_context(context: Sequence[Sequence[T]], ctx_bos: T, eos: T
+                     ) -> tuple[list[T], list[int]]:
+    """Multi-encoder models' context input: <ctx> s_k </s> ... s_1 </s> (oldest first), and
+    each token's sentence distance (1 = the previous sentence; 0 for <ctx>)."""
+    out: list[T] = [ctx_bos]
+    distance = [0]
+    k = len(context)
+    for i, pieces in enumerate(context):
+        out += [*pieces, eos]
+        distance += [k - i] * (len(pieces) + 1)
+    return out, distance
 
 
 def decoder_prefix(context: Sequence[Sequence[T]], sep: T) -> list[T]:

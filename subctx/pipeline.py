@@ -20,27 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from subctx.context import context_indices
-from subctx.engine import Hypothesis, Request, Translation
+from subctx.contract import Hypothesis, Request, Translation, Translator
 from subctx.guard import GuardSettings, verdict
 from subctx.units import DocumentPlan, render_cues
 from subctx.wrap import DEFAULT_MAX_LINES, DEFAULT_WIDTH
 
 SCHEDULES = ("batched", "sequential")
-
-
-class Translator(Protocol):
-    max_context: int
-    uses_target_context: bool
-
-    def translate(self, requests: Sequence[Request], beam_size: int = 4,
-                  num_hypotheses: int = 1, return_attention: bool = False
-                  ) -> list[Translation]: ...
-
-    def score(self, requests: Sequence[Request], candidates: Sequence[str]
-              ) -> list[Hypothesis]: ...
 
 
 @dataclass
@@ -196,7 +183,8 @@ class _Scheduler:
         return self._results()
 
     def _sequential(self, later: list[Unit], plain: dict[Unit, Translation]) -> None:
-        waiting = {unit: len(self.contexts[unit[0]][unit[1]]) for unit in later}
+        waiting = {(d, u): sum(not self.final[d][c] for c in self.contexts[d][u])
+                   for d, u in later}
         ready = [unit for unit in later
                  if all(self.final[unit[0]][c] for c in self.contexts[unit[0]][unit[1]])]
         while ready:
@@ -205,6 +193,8 @@ class _Scheduler:
             self._settle(list(zip(batch, outputs, strict=True)))
             for d, u in batch:
                 for v in self.dependents[d][u]:
+                    if (d, v) not in waiting:
+                        continue
                     waiting[(d, v)] -= 1
                     if waiting[(d, v)] == 0:
                         ready.append((d, v))

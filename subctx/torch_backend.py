@@ -14,10 +14,16 @@ from collections.abc import Sequence
 import sentencepiece as spm
 
 from subctx.bundle import Bundle, load_bundle
-from subctx.engine import AttentionMap, Hypothesis, Request, Translation
+from subctx.contract import (
+    MAX_SENTENCE_PIECES,
+    AttentionMap,
+    Hypothesis,
+    Request,
+    SpecialIds,
+    Translation,
+)
 from subctx.errors import BundleError
-
-MAX_TOKENS = 300
+from subctx.layout import separate_context
 
 
 class TorchEngine:
@@ -28,7 +34,7 @@ class TorchEngine:
             import torch
 
             from training.checkpoint import load_chunked
-            from training.context_models import CapsuleTransformer, ContextEncoderTransformer
+            from training.context_models import model_class
             from training.model import ModelConfig
         except ImportError:
             raise BundleError("this model runs on PyTorch: install it with "
@@ -43,18 +49,16 @@ class TorchEngine:
         self.device = torch.device(device)
         try:
             spec = json.loads(self.bundle.file("model.json").read_text(encoding="utf-8"))
-            cls = {"context_encoder": ContextEncoderTransformer,
-                   "capsule": CapsuleTransformer}[spec["architecture"]]
-            self.model = cls(ModelConfig(**spec["model"]))
+            self.model = model_class(spec["architecture"])(ModelConfig(**spec["model"]))
             self.model.load_state_dict(load_chunked(self.bundle.path, "model"))
         except (OSError, KeyError, ValueError, RuntimeError) as err:
             raise BundleError(f"{self.bundle.path}: cannot load model ({err})") from None
         self.model.to(self.device).eval()
         self.sp = spm.SentencePieceProcessor(
             model_file=str(self.bundle.file(self.manifest.source_spm)))
-        self.ctx_bos = self.sp.piece_to_id(self.manifest.special_tokens.ctx_bos)
-        self.bos, self.eos, self.pad = self.sp.bos_id(), self.sp.eos_id(), self.sp.pad_id()
-        self.unk = self.sp.unk_id()
+        ids = SpecialIds.of(self.sp, self.manifest.special_tokens)
+        self.ctx_bos, self.bos, self.eos, self.pad, self.unk = (
+            ids.ctx_bos, ids.bos, ids.eos, ids.pad, ids.unk)
 
     @property
     def max_context(self) -> int:
@@ -71,13 +75,11 @@ class TorchEngine:
         torch = self.torch
         srcs, ctxs, dists = [], [], []
         for r in requests:
-            srcs.append(self.sp.encode(r.text)[:MAX_TOKENS] + [self.eos])
+            srcs.append(self.sp.encode(r.text)[:MAX_SENTENCE_PIECES] + [self.eos])
             k = min(len(r.source_context), self.max_context)
-            ctx, dist = [self.ctx_bos], [0]
-            for i, sentence in enumerate(r.source_context[len(r.source_context) - k:]):
-                ids = self.sp.encode(sentence)[:MAX_TOKENS] + [self.eos]
-                ctx += ids
-                dist += [k - i] * len(ids)
+            context = [self.sp.encode(s)[:MAX_SENTENCE_PIECES]
+                       for s in r.source_context[len(r.source_context) - k:]]
+            ctx, dist = separate_context(context, self.ctx_bos, self.eos)
             ctxs.append(ctx)
             dists.append(dist)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from subctx.engine import AttentionMap, Hypothesis, Request, Translation
+from subctx.contract import AttentionMap, Hypothesis, Request, Translation
 from subctx.pipeline import DecodeOptions
 from subctx.review.session import ReviewSession
 from subctx.srt import parse_srt_text

@@ -2,7 +2,7 @@
 
 import torch
 
-from subctx.engine import Hypothesis, Request, Translation
+from subctx.contract import Hypothesis, Request, Translation
 from tests.helpers import CORPUS
 from training import attention
 from training.context_models import ContextEncoderTransformer

@@ -40,3 +40,12 @@ def test_training_cli_as_a_module_knows_every_command_without_ctranslate2():
         assert command in out.stdout, out.stdout + out.stderr
     code = "import sys; sys.modules['ctranslate2'] = None; import training.bundle_card"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_backends_share_one_contract_without_importing_each_other():
+    """engine.py and torch_backend.py used to import each other; both now import
+    subctx.contract, and the scheduler needs neither CTranslate2 nor torch."""
+    code = ("import sys; import subctx.torch_backend, subctx.pipeline, subctx.review.session; "
+            "print('subctx.engine' in sys.modules, 'ctranslate2' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"], out.stderr

@@ -2,7 +2,7 @@
 
 from collections.abc import Sequence
 
-from subctx.engine import Hypothesis, Request, Translation
+from subctx.contract import Hypothesis, Request, Translation
 from subctx.guard import GuardSettings
 from subctx.pipeline import DecodeOptions, translate_documents
 from subctx.srt import parse_srt_text
@@ -145,6 +145,11 @@ def test_batched_schedule_reaches_the_sequential_translations_in_few_passes():
     # batched: the plain pass, then passes until no prefix changes (3 here)
     assert results["sequential"][1] == 12
     assert results["batched"][1] == 4
+    # K = 2: both schedules still agree
+    two = [translate_documents([LONG, FILM], Chained(), DecodeOptions(
+        context=2, schedule=schedule, guard=GuardSettings(enabled=False)))[0].texts()
+        for schedule in ("sequential", "batched")]
+    assert two[0] == two[1] == results["sequential"][0]
 
 
 class Drifting(Recorder):

@@ -2,7 +2,7 @@
 
 import json
 
-from subctx.engine import AttentionMap, Translation
+from subctx.contract import AttentionMap, Translation
 from subctx.review.choices import ambiguous_words, forced_variants
 from tests.review_fixtures import make_session
 

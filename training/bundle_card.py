@@ -10,6 +10,7 @@ from pathlib import Path
 import torch
 
 from subctx.bundle import ContextSettings, Manifest, load_bundle, write_manifest
+from subctx.contract import BACKENDS
 from training.checkpoint import load_model_state, read_meta, save_chunked
 from training.config import TrainConfig
 from training.model import ModelConfig, Transformer
@@ -101,7 +102,7 @@ def export_run(source: Path, out: Path, quantize: str | None = None, max_gap: fl
                                                     else "cpu")
     info["data"] = run_config.get("data")
     info["quantization"] = quantize or "float32"
-    torch_backend = cfg.architecture in ("context_encoder", "capsule")
+    torch_backend = BACKENDS[cfg.architecture] == "torch"
     source_lang, target_lang = cfg.languages
     manifest = Manifest(
         architecture=cfg.architecture, backend="torch" if torch_backend else "ctranslate2",

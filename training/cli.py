@@ -100,7 +100,7 @@ def _translate_corpora(inputs: list[Path], model: Path, out: Path, mode: str, be
         TimeRemainingColumn,
     )
 
-    from subctx.engine import Request
+    from subctx.contract import Request
     from training.backtranslate import plan_jobs, translate_corpus
 
     files = [f for p in inputs for f in (sorted(p.glob("*.jsonl")) if p.is_dir() else [p])]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 
-ARCHITECTURES = ("transformer", "concat", "context_encoder", "capsule")
+from subctx.contract import BACKENDS
+
+ARCHITECTURES = tuple(BACKENDS)  # transformer, concat, context_encoder, capsule
 
 
 @dataclass(kw_only=True)

@@ -41,7 +41,6 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from training.config import TrainConfig
 from training.model import (
     DecoderLayer,
     Dropout,
@@ -237,9 +236,17 @@ class CapsuleTransformer(Transformer):
         return logits, aux
 
 
-def build_context_model(cfg: TrainConfig, model_cfg: ModelConfig) -> Transformer:
-    if cfg.architecture == "context_encoder":
-        return ContextEncoderTransformer(model_cfg)
-    if cfg.architecture == "capsule":
-        return CapsuleTransformer(model_cfg)
-    raise ValueError(f"unknown architecture {cfg.architecture!r}")
+MODEL_CLASSES: dict[str, type[Transformer]] = {
+    "transformer": Transformer,  # sentence-level
+    "concat": Transformer,  # the same network fed concatenated context (subctx.layout)
+    "context_encoder": ContextEncoderTransformer,
+    "capsule": CapsuleTransformer,
+}
+
+
+def model_class(architecture: str) -> type[Transformer]:
+    """The one registry from architecture name to network class."""
+    try:
+        return MODEL_CLASSES[architecture]
+    except KeyError:
+        raise ValueError(f"unknown architecture {architecture!r}") from None

@@ -18,10 +18,10 @@ import torch
 
 from subctx.bundle import SpecialTokens
 from subctx.context import context_indices
-from subctx.layout import decoder_prefix, encoder_tokens, shifted_positions
+from subctx.contract import MAX_SENTENCE_PIECES
+from subctx.layout import decoder_prefix, encoder_tokens, separate_context, shifted_positions
 from training.data import Document, weight_of
-
-PAD, UNK, BOS, EOS = 0, 1, 2, 3
+from training.tokenizer import BOS, EOS, PAD  # the ids our tokenizers give them
 
 
 @dataclass
@@ -52,7 +52,7 @@ class Rendered:
 
 
 def tokenize_documents(docs: list[Document], sp: spm.SentencePieceProcessor, max_k: int,
-                       max_gap: float | None = 7.0, max_len: int = 200,
+                       max_gap: float | None = 7.0, max_len: int = MAX_SENTENCE_PIECES,
                        weights: dict[str, float] | None = None) -> list[Example]:
     """One example per segment that has a target; context by the app's rule. Sources of
     synthetic documents start with the back-translation tag (tagged back-translation)."""
@@ -144,10 +144,7 @@ def render_separate(ex: Example, k: int, ctx_bos: int, rng: random.Random | None
     last `k` source context sentences apart: <ctx> s_k </s> ... s_1 </s>, each token tagged with
     its sentence's distance (1 = the previous sentence; 0 for <ctx>)."""
     k = min(k, len(ex.src_ctx))
-    ctx, dist = [ctx_bos], [0]
-    for i, sentence in enumerate(ex.src_ctx[len(ex.src_ctx) - k:]):
-        ctx += [*sentence, EOS]
-        dist += [k - i] * (len(sentence) + 1)
+    ctx, dist = separate_context(ex.src_ctx[len(ex.src_ctx) - k:], ctx_bos, EOS)
     src = [*ex.src, EOS]
     return Rendered(src, list(range(len(src))), [BOS, *ex.tgt, EOS], [1.0] * (len(ex.tgt) + 1),
                     ctx=ctx, ctx_dist=dist)

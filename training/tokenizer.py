@@ -16,6 +16,8 @@ import sentencepiece as spm
 
 from subctx.bundle import SpecialTokens
 
+PAD, UNK, BOS, EOS = 0, 1, 2, 3  # fixed by train_tokenizer; servers read them from the model
+
 # typography, music notes and accented Latin that subtitles carry, digits and both alphabets
 SUBTITLE_CHARS = (
     "♪♫«»„“”‘’‚—–…•·°№€$£%&@#*+=/\\|~^_<>[](){}"
@@ -57,7 +59,7 @@ def train_tokenizer(sentences: Iterable[str], out_file: Path, vocab_size: int = 
         byte_fallback=True,
         normalization_rule_name="identity",  # NFKC would turn … into ... and ½ into 1⁄2
         required_chars=SUBTITLE_CHARS,
-        pad_id=0, unk_id=1, bos_id=2, eos_id=3,
+        pad_id=PAD, unk_id=UNK, bos_id=BOS, eos_id=EOS,
         pad_piece=tokens.pad, unk_piece=tokens.unk, bos_piece=tokens.bos, eos_piece=tokens.eos,
         user_defined_symbols=user_symbols(tokens),
         input_sentence_size=seed_sentences,

@@ -21,6 +21,7 @@ import torch.distributed as dist
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+from subctx.contract import SpecialIds
 from training.checkpoint import (
     average_states,
     list_checkpoints,
@@ -43,7 +44,7 @@ from training.examples import (
 )
 from training.loss import discounted_loss
 from training.model import ModelConfig, Transformer
-from training.tokenizer import tokenizer_sentences, train_tokenizer
+from training.tokenizer import BOS, EOS, PAD, UNK, tokenizer_sentences, train_tokenizer
 
 console = Console(stderr=True)
 
@@ -53,13 +54,10 @@ def model_config(cfg: TrainConfig, vocab_size: int) -> ModelConfig:
 
 
 def build_model(cfg: TrainConfig, model_cfg: ModelConfig) -> Transformer:
-    """The network for an architecture: the concatenation model is the plain Transformer fed
-    concatenated input; the multi-encoder models have their own modules."""
-    if cfg.architecture in ("transformer", "concat"):
-        return Transformer(model_cfg)
-    from training.context_models import build_context_model
+    """The network for an architecture (training.context_models.model_class)."""
+    from training.context_models import model_class
 
-    return build_context_model(cfg, model_cfg)
+    return model_class(cfg.architecture)(model_cfg)
 
 
 def make_renderer(cfg: TrainConfig, sep: int, ctx_bos: int) -> Renderer:
@@ -279,13 +277,17 @@ class Trainer:
             dist.barrier()
         self.spm_path = spm_path or self.run_dir / "spm.model"
         self.sp = spm.SentencePieceProcessor(model_file=str(self.spm_path))
-        self.sep = self.sp.piece_to_id("<sep>")
+        self.ids = SpecialIds.of(self.sp)
+        if (self.ids.pad, self.ids.unk, self.ids.bos, self.ids.eos) != (PAD, UNK, BOS, EOS):
+            raise ValueError(f"{self.spm_path}: special ids differ from the trainer's "
+                             f"({PAD}, {UNK}, {BOS}, {EOS}); train the tokenizer with subctx")
+        self.sep = self.ids.sep
         self.train_examples = tokenize_documents(train_docs, self.sp, cfg.max_k, cfg.max_gap,
                                                  weights=cfg.corpus_weights)
         self.dev_examples = tokenize_documents(dev_docs, self.sp, cfg.max_k, cfg.max_gap)[:1000]
         self.model_cfg = model_config(cfg, self.sp.get_piece_size())
         self.model = build_model(cfg, self.model_cfg).to(self.device)
-        self.renderer = make_renderer(cfg, self.sep, self.sp.piece_to_id("<ctx>"))
+        self.renderer = make_renderer(cfg, self.sep, self.ids.ctx_bos)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=0.0, betas=(0.9, 0.98),
                                           eps=1e-9)
         self.step, self.epoch, self.batch_in_epoch = 0, 0, 0

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from subctx.engine import Hypothesis, Request, Translation
+from subctx.contract import Request, Translation, Translator
 from subctx.layout import piece_words
-from subctx.pipeline import DecodeOptions, Translator, build_request, document_contexts
+from subctx.pipeline import DecodeOptions, build_request, document_contexts
 from subctx.review.choices import ambiguous_words, forced_variants
 from subctx.srt import SubtitleFile, render_srt
 from subctx.textio import atomic_write_text
@@ -21,11 +20,6 @@ from subctx.units import DocumentPlan, render_cues
 from subctx.wrap import DEFAULT_MAX_LINES, DEFAULT_WIDTH
 
 CLOSE_LOG_RATIO = math.log(4.0)  # flagged when the runner-up is at least 1/4 as likely
-
-
-class ScoringTranslator(Translator):
-    def score(self, requests: Sequence[Request], candidates: Sequence[str]
-              ) -> list[Hypothesis]: ...
 
 
 @dataclass
@@ -67,7 +61,7 @@ class LogEntry:
 class ReviewSession:
     """One film under review: a plan, its unit translations and what the reviewer did."""
 
-    def __init__(self, sub: SubtitleFile, plan: DocumentPlan, translator: ScoringTranslator,
+    def __init__(self, sub: SubtitleFile, plan: DocumentPlan, translator: Translator,
                  options: DecodeOptions, texts: list[str]):
         self.sub, self.plan, self.translator, self.options = sub, plan, translator, options
         k = max(0, min(options.context, translator.max_context))

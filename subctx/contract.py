@@ -1,0 +1,109 @@
+"""What training and both serving backends share: the request and translation types, the
+`Translator` interface the app drives, special token ids, the sentence length limit, and which
+backend serves each architecture.
+
+The input layouts themselves live in subctx.layout (also shared); the model classes behind each
+architecture are registered once, in training.context_models.model_class.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from subctx.bundle import SpecialTokens
+
+# longest sentence, in SentencePiece pieces, that training keeps and serving encodes (the app
+# splits long cues into sentences well before this)
+MAX_SENTENCE_PIECES = 256
+
+# architecture -> the backend that serves it (CTranslate2 cannot run the multi-encoder models)
+BACKENDS = {"transformer": "ctranslate2", "concat": "ctranslate2",
+            "context_encoder": "torch", "capsule": "torch"}
+
+
+@dataclass(frozen=True)
+class Request:
+    """A sentence to translate, with context sentences (oldest first) on both sides."""
+
+    text: str
+    source_context: tuple[str, ...] = ()
+    target_context: tuple[str, ...] = ()
+
+
+@dataclass
+class Hypothesis:
+    text: str
+    log_prob: float  # sum over the current sentence's tokens (and </s>) of log p
+    tokens: int = 1  # how many tokens that sum is over (for per-token comparisons)
+
+    @property
+    def probability(self) -> float:
+        return math.exp(self.log_prob)
+
+
+@dataclass
+class AttentionMap:
+    """Cross-attention of the generated current-sentence tokens over all encoder tokens."""
+
+    source_tokens: list[str]
+    target_tokens: list[str]
+    weights: list[list[float]]  # [target token][source token]
+
+
+@dataclass
+class Translation:
+    text: str
+    score: float  # CTranslate2's length-normalised log-probability of the best hypothesis
+    alternatives: list[Hypothesis] = field(default_factory=list)
+    attention: AttentionMap | None = None
+    # models with a separate context encoder: the current sentence's tokens (as target_tokens)
+    # attending over the context tokens (as source_tokens)
+    context_attention: AttentionMap | None = None
+    # set when the context translation was replaced by the one without context (subctx.guard)
+    fallback: str | None = None
+
+
+class Translator(Protocol):
+    """What the pipeline and the review session need from a backend."""
+
+    max_context: int
+    uses_target_context: bool
+
+    def translate(self, requests: Sequence[Request], beam_size: int = 4,
+                  num_hypotheses: int = 1, return_attention: bool = False
+                  ) -> list[Translation]: ...
+
+    def score(self, requests: Sequence[Request], candidates: Sequence[str]
+              ) -> list[Hypothesis]: ...
+
+
+@dataclass(frozen=True)
+class SpecialIds:
+    """Special token ids, read from a SentencePiece model (never assumed)."""
+
+    pad: int
+    unk: int
+    bos: int
+    eos: int
+    sep: int
+    ctx_bos: int
+    bt_tag: int | None  # None in tokenizers made before tagged back-translation
+
+    @classmethod
+    def of(cls, sp, tokens: SpecialTokens | None = None) -> SpecialIds:
+        """Ids from a SentencePieceProcessor; a missing layout piece is an error."""
+        tokens = tokens or SpecialTokens()
+
+        def piece(name: str) -> int:
+            i = sp.piece_to_id(name)
+            if i == sp.unk_id() and name != tokens.unk:
+                raise ValueError(f"the tokenizer has no {name} piece")
+            return i
+
+        tag = sp.piece_to_id(tokens.bt_tag)
+        return cls(pad=sp.pad_id(), unk=sp.unk_id(), bos=sp.bos_id(), eos=sp.eos_id(),
+                   sep=piece(tokens.sep), ctx_bos=piece(tokens.ctx_bos),
+                   bt_tag=None if tag == sp.unk_id() else tag)
