@@ -19,6 +19,14 @@ from subctx.bundle import SpecialTokens
 # splits long cues into sentences well before this)
 MAX_SENTENCE_PIECES = 256
 
+
+
+def decoding_budget(source_pieces: int) -> int:
+    """Most pieces a translation of a sentence this long may get (Russian runs longer than
+    English); both backends stop there."""
+    return 2 * source_pieces + 10
+
+
 # architecture -> the backend that serves it (CTranslate2 cannot run the multi-encoder models)
 BACKENDS = {"transformer": "ctranslate2", "concat": "ctranslate2",
             "context_encoder": "torch", "capsule": "torch"}

@@ -23,6 +23,7 @@ from subctx.contract import (
     Hypothesis,
     Request,
     Translation,
+    decoding_budget,
 )
 from subctx.errors import BundleError
 
@@ -115,8 +116,7 @@ class Engine:
 
     @staticmethod
     def _budget(current: list[str]) -> int:
-        """Decoding room a sentence of this many pieces gets (Russian runs a bit longer)."""
-        return 2 * len(current) + 10
+        return decoding_budget(len(current))
 
     def _current_part(self, tokens: list[str], prefix_len: int) -> list[str]:
         current = tokens[prefix_len:]

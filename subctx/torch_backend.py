@@ -21,6 +21,7 @@ from subctx.contract import (
     Request,
     SpecialIds,
     Translation,
+    decoding_budget,
 )
 from subctx.errors import BundleError
 from subctx.layout import separate_context
@@ -90,6 +91,12 @@ class TorchEngine:
 
         return pad(srcs), pad(ctxs), pad(dists), srcs
 
+    def _encode(self, src, ctx, dist):
+        """Multi-encoder models read the separate context; a sentence-level one does not."""
+        if self.manifest.architecture == "transformer":
+            return self.model.encode(src)
+        return self.model.encode(src, None, ctx, dist)
+
     # -- decoding -----------------------------------------------------------------------------
     def translate(self, requests: Sequence[Request], beam_size: int = 4,
                   num_hypotheses: int = 1, return_attention: bool = False,
@@ -105,7 +112,7 @@ class TorchEngine:
         beam = max(beam_size, num_hypotheses)
         src, ctx, dist, src_ids = self._tensors(requests)
         with torch.no_grad():
-            memory, mask = self.model.encode(src, None, ctx, dist)
+            memory, mask = self._encode(src, ctx, dist)
             results = self._beam_search(memory, mask, beam, max(len(s) for s in src_ids),
                                         self.manifest.length_penalty)
         out = []
@@ -129,7 +136,7 @@ class TorchEngine:
         score = log-probability / length^length_penalty."""
         torch = self.torch
         batch = memory.size(0)
-        max_len = 2 * longest + 10
+        max_len = decoding_budget(longest - 1)  # `longest` counts </s>; as CTranslate2
         cache = self.model.start_decoding(memory.repeat_interleave(beam, 0),
                                           mask.repeat_interleave(beam, 0))
         tokens = torch.full((batch * beam, 1), self.bos, dtype=torch.long, device=self.device)
@@ -215,7 +222,7 @@ class TorchEngine:
             tgt = torch.tensor([t + [self.pad] * (width - len(t)) for t in targets],
                                device=self.device)
             with torch.no_grad():
-                memory, mask = self.model.encode(src, None, ctx, dist)
+                memory, mask = self._encode(src, ctx, dist)
                 logp = self.model.decode(tgt[:, :-1], memory, mask)[0].float().log_softmax(-1)
                 picked = logp.gather(-1, tgt[:, 1:, None])[..., 0]
                 picked = picked.masked_fill(tgt[:, 1:] == self.pad, 0.0)

@@ -76,7 +76,7 @@ def test_every_evaluator_runs_on_fixture_data(trained):
     dev = _write_dev(root / "dev")
     engine = Engine(bundle, device="cpu", threads=1)
     bleu = run_bleu(engine, [dev / "friends_dev.jsonl"], context=1)
-    assert bleu[0]["sentences"] == 12 and 0.0 <= bleu[0]["bleu"] <= 100.0
+    assert bleu[0]["sentences"] == 12  # scores themselves: tests/test_scorers.py
     assert "nrefs:1" in bleu[0]["signature_bleu"]
     contrastive = run_contrastive(engine, dev / "voita" / "mjpost", ["deixis_dev"], None)
     overall = [r for r in contrastive if r["subset"] == "all"][0]

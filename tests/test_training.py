@@ -75,9 +75,17 @@ def _trainer(tmp_path, name, **overrides):
                    quiet=True)
 
 
+# held-out dev documents: other sentences made of the training sentences' words
+HELD_OUT = [("Where are you?", "Где ты?"), ("Thank you.", "Спасибо."),
+            ("I do not know.", "Я не знаю."), ("She said it.", "Она сказала.")]
+
+
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
 def test_loss_goes_down(tmp_path, precision):
-    trainer = _trainer(tmp_path, "run", max_steps=60, lr=5.0, precision=precision)
+    cfg = make_config("tiny", max_steps=60, dropout=0.1, lr=5.0, precision=precision)
+    dev = [Document("held-out", [Segment(s, t) for s, t in HELD_OUT])]
+    assert not {s for s, _ in HELD_OUT} & {s for s, _ in CORPUS}
+    trainer = Trainer(cfg, tmp_path / "run", fixture_docs(), dev, device="cpu", quiet=True)
     assert use_bf16(trainer.cfg.precision, trainer.device) == (precision == "bf16")
     before = trainer.evaluate()["dev_nll"]
     trainer.train()

@@ -1,0 +1,161 @@
+"""The evaluators behind the published numbers, checked against hand-made items whose answers
+are known, and PyTorch beam search locked to CTranslate2's."""
+
+import json
+
+import pytest
+import torch
+
+from subctx.bundle import ContextSettings, Manifest
+from subctx.contract import Hypothesis, Request, Translation
+from subctx.engine import Engine
+from subctx.pipeline import DecodeOptions
+from subctx.torch_backend import TorchEngine
+from tests.helpers import CORPUS
+from training.bundle_card import export_torch_bundle
+from training.data import Document, Segment
+from training.evaluate import (
+    ContrastiveGroup,
+    CtxproItem,
+    bleu_chrf,
+    contains_form,
+    contrastive_accuracy,
+    ctxpro_accuracy,
+    read_voita,
+)
+
+
+class Scorer:
+    """With context, a candidate starting with 'ты' scores 0 and any other -5; without
+    context every candidate scores -1."""
+
+    max_context = 3
+    uses_target_context = True
+
+    def __init__(self):
+        self.requests: list[Request] = []
+
+    def score(self, requests, candidates):
+        self.requests += requests
+        out = []
+        for r, c in zip(requests, candidates, strict=True):
+            if not r.target_context:
+                out.append(Hypothesis(c, -1.0))
+            else:
+                out.append(Hypothesis(c, 0.0 if c.startswith("ты") else -5.0))
+        return out
+
+
+def test_contrastive_accuracy_on_known_groups():
+    groups = [
+        ContrastiveGroup(["ctx", "cur"], [["ты ok", "ты да"], ["вы ok", "вы да"]], 0, 1),
+        ContrastiveGroup(["ctx", "cur"], [["вы ok", "ты да"], ["вы ok", "вы да"]], 0, 1),
+        # the true variant is 1 but the model prefers 0: wrong
+        ContrastiveGroup(["c2", "ctx", "cur"], [["x", "ты ok", "ты да"], ["x", "ты ok", "вы да"]],
+                         1, 2),
+    ]
+    scorer = Scorer()
+    result = contrastive_accuracy(scorer, groups, context=3)
+    assert result["all"] == {"accuracy": round(2 / 3, 4), "groups": 3}
+    assert result["ctx_dist=1"] == {"accuracy": 1.0, "groups": 2}
+    assert result["ctx_dist=2"] == {"accuracy": 0.0, "groups": 1}
+    assert scorer.requests[0].target_context == ("ты ok",)
+    # without context every variant scores the same: a tie is never counted as right
+    assert contrastive_accuracy(Scorer(), groups, context=0)["all"]["accuracy"] == 0.0
+
+
+def test_read_voita_both_release_layouts(tmp_path):
+    base = tmp_path / "consistency_testsets"
+    (base / "scoring_data").mkdir(parents=True)
+    (base / "t.json").write_text(json.dumps([{"dst": ["a", "b"], "true_ind": 1, "ctx_dist": 1}]))
+    (base / "scoring_data" / "t.src").write_text("Hi , John . _eos He 's here .\n" * 2)
+    (base / "scoring_data" / "t.dst").write_text("Привет , Джон . _eos Он здесь .\n"
+                                                 "Привет , Джон . _eos Она здесь .\n")
+    [g] = read_voita(tmp_path, "t")
+    assert g.sources == ["Hi, John.", "He's here."]
+    assert g.variants == [["Привет, Джон.", "Он здесь."], ["Привет, Джон.", "Она здесь."]]
+    assert g.true_index == 1 and g.ctx_dist == 1
+    (base / "scoring_data" / "t.tsv").write_text("A<eos>B\tА<eos>Б\nA<eos>B\tА<eos>В\n")
+    [g] = read_voita(tmp_path, "t")
+    assert g.sources == ["A", "B"] and g.variants[1] == ["А", "В"]
+
+
+class Fixed:
+    """Translates from a table; records the requests."""
+
+    max_context = 1
+    uses_target_context = True
+
+    def __init__(self, table):
+        self.table, self.requests = table, []
+
+    def translate(self, requests, **kw):
+        self.requests += requests
+        return [Translation(self.table[r.text], -1.0) for r in requests]
+
+    def score(self, requests, candidates):
+        return [Hypothesis(c, -1.0) for c in candidates]
+
+
+def test_ctxpro_accuracy_on_known_items():
+    table = {"He came.": "Он пришёл.", "I saw it.": "Я видел его.", "Take it.": "Возьми её.",
+             "Sit down.": "Садитесь.", "She is here.": "Она здесь."}
+    items = [CtxproItem("ACC", "его", ["He came.", "I saw it."]),  # right
+             CtxproItem("ACC", "его", ["She is here.", "Take it."]),  # wrong: её
+             CtxproItem("FORM", "садитесь", ["He came.", "Sit down."])]  # right, any case
+    engine = Fixed(table)
+    result = ctxpro_accuracy(engine, items, DecodeOptions(context=1))
+    assert result["all"] == {"accuracy": round(2 / 3, 4), "items": 3}
+    assert result["ACC"] == {"accuracy": 0.5, "items": 2}
+    assert result["FORM"] == {"accuracy": 1.0, "items": 1}
+    assert contains_form("Он её видел.", "её") and not contains_form("Онa видела.", "он")
+
+
+def test_bleu_chrf_extremes():
+    docs = [Document("d", [Segment("a", "Где же ты был вчера вечером?"),
+                           Segment("b", "Я тебе уже всё сказал.")])]
+    same = bleu_chrf("x", docs, [["Где же ты был вчера вечером?", "Я тебе уже всё сказал."]])
+    assert same.bleu == 100.0 and same.chrf == 100.0 and same.sentences == 2
+    other = bleu_chrf("x", docs, [["Кошка спит.", "Собака лает."]])
+    assert other.bleu < 5.0 and other.chrf < 20.0
+
+
+def test_torch_beam_search_equals_ctranslate2_beam_4(tmp_path, tiny_bundle):
+    """The same sentence-level weights served by both backends give the same beam-4 output."""
+    import sentencepiece as spm
+
+    from training.export import export_bundle
+    from training.model import ModelConfig, Transformer
+
+    spm_file = tiny_bundle.parent / "spm.model"
+    vocab = spm.SentencePieceProcessor(model_file=str(spm_file)).get_piece_size()
+    torch.manual_seed(3)
+    model = Transformer(ModelConfig(vocab_size=vocab, d_model=32, n_heads=4, ff_dim=64,
+                                    enc_layers=2, dec_layers=2, max_positions=256,
+                                    dropout=0.0)).eval()
+    with torch.no_grad():  # end sentences at a length of a few pieces, as a trained model does
+        model.embed.weight[3] *= 3.0
+    manifest = Manifest("transformer", source_spm="spm.model", target_spm="spm.model",
+                        max_positions=256, context=ContextSettings())
+    ct2 = Engine(export_bundle(model, spm_file, manifest, tmp_path / "ct2"), device="cpu",
+                 compute_type="float32", threads=1)
+    torch_manifest = Manifest("transformer", backend="torch", source_spm="spm.model",
+                              target_spm="spm.model", max_positions=256,
+                              context=ContextSettings(target_side="none"))
+    served = TorchEngine(export_torch_bundle(model, spm_file, torch_manifest, tmp_path / "pt"),
+                         device="cpu")
+    sentences = [s for s, _ in CORPUS] + [t for _, t in CORPUS] + ["Hi.", "No, no, no!"]
+    same = 0
+    for sentence in sentences:
+        [a] = ct2.translate([Request(sentence)], beam_size=4)
+        [b] = served.translate([Request(sentence)], beam_size=4)
+        same += a.text == b.text
+    assert same == len(sentences), f"{same}/{len(sentences)} identical"
+
+
+@pytest.mark.parametrize("k", [0, 1])
+def test_ctxpro_documents_hold_the_last_k_plus_one_sentences(k):
+    engine = Fixed({"A.": "А.", "B.": "Б.", "C.": "В."})
+    ctxpro_accuracy(engine, [CtxproItem("R", "в", ["A.", "B.", "C."])],
+                    DecodeOptions(context=k))
+    assert sorted({r.text for r in engine.requests}) == ["B.", "C."][1 - k:]
