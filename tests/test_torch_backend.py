@@ -6,6 +6,7 @@ from typer.testing import CliRunner
 
 from subctx.bundle import ContextSettings, Manifest, load_bundle
 from subctx.cli import app
+from subctx.contract import decoding_budget
 from subctx.engine import Request, open_engine
 from subctx.torch_backend import TorchEngine
 from tests.helpers import CORPUS, write_srt
@@ -59,7 +60,8 @@ def test_beam_one_equals_greedy(bundle):
     engine = TorchEngine(path, device="cpu")
     req = Request("She said it was fine.", ("Hello there, how are you?",))
     src, ctx, dist, _ = engine._tensors([req])
-    greedy = model.greedy(src, 2, 3, 2 * src.size(1) + 10, ctx=ctx, ctx_dist=dist)[0]
+    budget = decoding_budget(src.size(1) - 1)  # the sentence's pieces, without </s>
+    greedy = model.greedy(src, 2, 3, budget, ctx=ctx, ctx_dist=dist)[0]
     [t] = engine.translate([req], beam_size=1)
     assert t.text == engine.sp.decode(greedy)
 
