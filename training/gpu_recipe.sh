@@ -48,7 +48,7 @@ pack() {
 }
 
 start() {
-    local cpu=0 minutes="" preset=gpu-base
+    local cpu=0 minutes="" preset=gpu-deep
     while [ $# -gt 0 ]; do
         case $1 in
             --cpu) cpu=1; preset=tiny ;;
