@@ -32,8 +32,49 @@ EXAMPLES = """
   subctx translate old.srt --encoding cp1251 --dry-run
 """
 
+class _PlainHelp:
+    """Commands whose --help line shows no '<bool>' type (the typer default does)."""
+
+    def get_help_option(self, ctx):
+        option = super().get_help_option(ctx)  # type: ignore[misc]
+        if option is not None:
+            option.metavar = ""
+        return option
+
+
+class _Command(_PlainHelp, typer.core.TyperCommand):
+    pass
+
+
+class _Group(_PlainHelp, typer.core.TyperGroup):
+    pass
+
+
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode="rich",
-                  help="Context-aware subtitle translation (English to Russian).")
+                  help="Context-aware subtitle translation (English to Russian).", cls=_Group)
+DEVICES = ("auto", "cpu", "cuda")
+COMPUTE_TYPES = ("auto", "default", "int8", "int8_float32", "int8_float16", "int8_bfloat16",
+                 "int16", "float16", "bfloat16", "float32")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"subctx {version('subctx')}")
+        except PackageNotFoundError:
+            typer.echo("subctx (not installed)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", metavar="", callback=_version,
+                                          is_eager=True, help="Show the version and exit.")
+                       ] = False,
+) -> None:
+    """Context-aware subtitle translation (English to Russian)."""
 err = Console(stderr=True)
 out = Console()
 
@@ -101,47 +142,72 @@ def _summary(rows: list[tuple[str, int, float]], failed: list[tuple[Path, str]],
                       soft_wrap=True)
 
 
-@app.command(epilog=EXAMPLES)
+@app.command(epilog=EXAMPLES, cls=_Command)
 def translate(
     paths: Annotated[list[Path], typer.Argument(help=".srt files or folders of them.",
-                                                show_default=False)],
+                                                show_default=False, metavar="FILES...")],
     output: Annotated[Path | None, typer.Option(
-        "--output", "-o", help="Output file (one input) or folder (mirrors input folders).")
-    ] = None,
+        "--output", "-o", metavar="PATH",
+        help="Output file (one input) or folder (several inputs or a folder; mirrors input "
+             "folders).")] = None,
     model: Annotated[Path | None, typer.Option(
-        help="Model bundle folder (default: the embedded en-ru model).")] = None,
+        metavar="DIR", help="Model bundle folder (default: the embedded en-ru model).")] = None,
     context: Annotated[int | None, typer.Option(
-        min=0, help="Previous cues used as context (default: the model's).")] = None,
-    max_gap: Annotated[float | None, typer.Option(
-        min=0.0, help="Seconds of silence that break context (default: the model's, 7).")
+        min=0, metavar="K", help="Previous cues used as context (default: the model's).")
     ] = None,
-    beam: Annotated[int, typer.Option(min=1, max=32, help="Beam size.")] = 4,
-    device: Annotated[str, typer.Option(help="auto, cpu or cuda.")] = "auto",
+    max_gap: Annotated[float | None, typer.Option(
+        min=0.0, metavar="SECONDS",
+        help="Seconds of silence that break context (default: the model's, 7).")] = None,
+    beam: Annotated[int, typer.Option(min=1, max=32, metavar="N", help="Beam size.")] = 4,
+    device: Annotated[str, typer.Option(metavar="auto|cpu|cuda", help="Where to run.")
+                      ] = "auto",
     compute_type: Annotated[str, typer.Option(
-        help="CTranslate2 compute type (auto: int8 on CPU, int8_float16 on GPU).")] = "auto",
-    threads: Annotated[int, typer.Option(min=0, help="CPU threads (0: all cores).")] = 0,
-    recursive: Annotated[bool, typer.Option("--recursive", "-r",
+        metavar="TYPE", help="CTranslate2 compute type: auto (int8 on CPU, int8_float16 on "
+                             "GPU), int8, int8_float16, float16, float32...")] = "auto",
+    threads: Annotated[int, typer.Option(min=0, metavar="N",
+                                         help="CPU threads (0: all cores).")] = 0,
+    recursive: Annotated[bool, typer.Option("--recursive", "-r", metavar="",
                                             help="Look into subfolders.")] = False,
-    overwrite: Annotated[bool, typer.Option(help="Re-translate existing outputs.")] = False,
+    overwrite: Annotated[bool, typer.Option("--overwrite", metavar="",
+                                            help="Re-translate existing outputs.")] = False,
     encoding: Annotated[str | None, typer.Option(
-        help="Input encoding (default: detected).")] = None,
-    width: Annotated[int, typer.Option(min=10, help="Max characters per line.")] = DEFAULT_WIDTH,
-    max_lines: Annotated[int, typer.Option(min=1, help="Max lines per cue.")] = DEFAULT_MAX_LINES,
+        metavar="NAME", help="Input encoding (default: detected).")] = None,
+    width: Annotated[int, typer.Option(min=10, metavar="CHARS",
+                                       help="Max characters per line.")] = DEFAULT_WIDTH,
+    max_lines: Annotated[int, typer.Option(min=1, metavar="N",
+                                           help="Max lines per cue.")] = DEFAULT_MAX_LINES,
     dry_run: Annotated[bool, typer.Option(
-        "--dry-run", help="Check inputs and show what would be written; translate nothing.")
-    ] = False,
+        "--dry-run", metavar="",
+        help="Check inputs and show what would be written; translate nothing.")] = False,
     schedule: Annotated[str, typer.Option(
+        metavar="sequential|batched",
         help="sequential: each cue after the one before it; batched: all cues in large "
              "batches, repeated until every cue has its final context (same output).")
     ] = "sequential",
     guard: Annotated[bool, typer.Option(
+        "--guard/--no-guard", metavar="",
         help="Fall back to a cue's translation without context when the context one is not "
              "a translation of it.")] = True,
 ) -> None:
     """Translate .srt subtitles, each line with the line(s) just before it as context."""
     if schedule not in SCHEDULES:
         raise fail(f"unknown --schedule '{schedule}' (use {' or '.join(SCHEDULES)})")
-    selection = select_jobs(paths, output, recursive, overwrite)
+    if device not in DEVICES:
+        raise fail(f"unknown --device '{device}' (use {', '.join(DEVICES)})")
+    if compute_type not in COMPUTE_TYPES:
+        raise fail(f"unknown --compute-type '{compute_type}' "
+                   f"(use {', '.join(COMPUTE_TYPES)})")
+    try:  # the model's manifest is read before any input (loading the network comes later)
+        bundle = load_bundle(model if model is not None else default_bundle_path())
+    except BundleError as problem:
+        if model is None and not default_bundle_path().exists():
+            raise fail("no model installed: the embedded default bundle is missing "
+                       f"({default_bundle_path()}); pass --model DIR") from None
+        raise fail(str(problem)) from None
+    try:
+        selection = select_jobs(paths, output, recursive, overwrite)
+    except SubctxError as problem:
+        raise fail(str(problem)) from None
     failed = list(selection.failed)
     loaded = _load(selection.jobs, encoding, failed)
     if dry_run:
@@ -162,12 +228,8 @@ def translate(
     try:
         from subctx.engine import open_engine  # deferred: loading CTranslate2 takes a moment
 
-        bundle = load_bundle(model if model is not None else default_bundle_path())
         engine = open_engine(bundle, device=device, compute_type=compute_type, threads=threads)
     except BundleError as problem:
-        if model is None and not default_bundle_path().exists():
-            raise fail("no model installed: the embedded default bundle is missing "
-                       f"({default_bundle_path()}); pass --model DIR") from None
         raise fail(str(problem)) from None
     settings = bundle.manifest.context
     options = DecodeOptions(
@@ -216,7 +278,7 @@ def translate(
     raise typer.Exit(1 if failed else 0)
 
 
-@app.command(epilog="""
+@app.command(cls=_Command, epilog="""
 [bold]Examples[/bold]
 
   subctx review movie.srt                          [dim]# translate, then review[/dim]
@@ -258,14 +320,55 @@ def review(
     ReviewApp(session, target, title=f"subctx review — {source.name}").run()
 
 
-@app.command()
-def info(model: Annotated[Path | None, typer.Argument(help="Bundle folder.")] = None) -> None:
-    """Show a model bundle's manifest: architecture, context settings, dev scores."""
+@app.command(cls=_Command)
+def info(
+    model: Annotated[Path | None, typer.Argument(metavar="[DIR]",
+                                                 help="Bundle folder (default: embedded).")
+                     ] = None,
+    json_out: Annotated[bool, typer.Option("--json", metavar="",
+                                           help="Print the whole manifest as JSON.")] = False,
+) -> None:
+    """Show a model bundle: what it is, its context settings and its measured dev scores."""
     try:
         bundle = load_bundle(model if model is not None else default_bundle_path())
     except BundleError as problem:
         raise fail(str(problem)) from None
-    out.print_json(bundle.manifest.to_json())
+    m = bundle.manifest
+    if json_out:
+        out.print_json(m.to_json())
+        return
+    training = m.info.get("training", {})
+    cfg = training.get("config", {})
+    ctx = m.context
+    out.print(f"[bold]{bundle.path}[/bold]")
+    out.print(f"{m.source_lang}→{m.target_lang}, {m.architecture} ({m.backend}), "
+              f"{(training.get('parameters') or 0) / 1e6:.1f}M parameters, "
+              f"{training.get('quantization', '?')}; "
+              f"{cfg.get('enc_layers', '?')}+{cfg.get('dec_layers', '?')} layers, "
+              f"d={cfg.get('d_model', '?')}")
+    out.print(f"context: K={ctx.default_k} by default (at most {ctx.max_k}), cues up to "
+              f"{ctx.max_gap:g} s apart, target side: {ctx.target_side}; "
+              f"length penalty {m.length_penalty:g}")
+    if training.get("steps"):
+        out.print(f"trained: {training.get('steps')} steps in all (data, budget and hardware: "
+                  "the model card, README.md in the bundle)")
+    if not m.scores:
+        out.print("dev scores: not measured (subctx-train dev-report BUNDLE --record)")
+        return
+    metrics = [("friends_bleu", "friends_dev BLEU"), ("friends_chrf", "friends_dev chrF"),
+               ("flores_bleu", "flores_dev BLEU"), ("flores_chrf", "flores_dev chrF"),
+               ("deixis_dev", "deixis (Voita dev)"),
+               ("lex_cohesion_dev", "lexical cohesion (Voita dev)"),
+               ("ctxpro_dev", "ctxpro dev"), ("sentences_per_s", "sentences/s (2 cores)")]
+    table = Table(title="dev scores (measured on this bundle)")
+    table.add_column("")
+    for condition in m.scores:
+        table.add_column(condition, justify="right")
+    for key, title in metrics:
+        table.add_row(title, *(str(scores.get(key, "")) for scores in m.scores.values()))
+    out.print(table)
+    out.print("[dim]the model card (README.md in the bundle) says how they were measured; "
+              "--json prints the whole manifest[/dim]")
 
 
 def main() -> None:

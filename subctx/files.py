@@ -6,6 +6,13 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from subctx.errors import SubctxError
+
+
+class OutputError(SubctxError):
+    """An output location that cannot take what was asked for."""
+
+
 _SOURCE_TAG = re.compile(r"\.(en|eng|english)$", re.IGNORECASE)
 
 
@@ -44,6 +51,11 @@ def select_jobs(paths: list[Path], output: Path | None = None, recursive: bool =
     selection = Selection()
     single_file_output = (output is not None and output.suffix.lower() == ".srt"
                           and len(paths) == 1 and paths[0].is_file())
+    not_a_folder = output is not None and (output.suffix.lower() == ".srt"
+                                           or (output.exists() and not output.is_dir()))
+    if not_a_folder and not single_file_output:
+        what = "several inputs" if len(paths) > 1 else "a folder"
+        raise OutputError(f"-o {output}: with {what} the output must be a folder")
     seen: set[Path] = set()
     for path in paths:
         if not path.exists():

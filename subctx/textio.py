@@ -120,6 +120,13 @@ def decode_text(data: bytes, encoding: str | None = None) -> tuple[str, str]:
     return text, used
 
 
+def current_umask() -> int:
+    """The process's umask (reading it means setting it, so it is set straight back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_text(path: Path, text: str, encoding: str = "utf-8") -> None:
     """Write `text` to `path` through a temporary file and a rename, so that a crash or Ctrl-C
     leaves either the old file or the new one, never half of one."""
@@ -127,6 +134,8 @@ def atomic_write_text(path: Path, text: str, encoding: str = "utf-8") -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
     try:
+        # mkstemp makes the file 0600; give it the mode any new file of the user gets
+        os.fchmod(fd, 0o666 & ~current_umask())
         with os.fdopen(fd, "w", encoding=encoding, newline="") as handle:
             handle.write(text)
             handle.flush()

@@ -145,3 +145,53 @@ def test_missing_default_model_says_so(tmp_path, monkeypatch):
 def test_help_shows_examples():
     result = CliRunner().invoke(app, ["translate", "--help"])
     assert result.exit_code == 0 and "Examples" in result.output and "--recursive" in result.output
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o027, 0o640)])
+def test_outputs_respect_the_umask(tmp_path, run, umask, mode):
+    src = write_srt(tmp_path / "movie.srt", FILM)
+    old = os.umask(umask)
+    try:
+        result = run(src)
+    finally:
+        os.umask(old)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "movie.ru.srt").stat().st_mode & 0o777 == mode
+
+
+def test_output_must_be_a_folder_for_several_inputs(tmp_path, run):
+    a = write_srt(tmp_path / "a.srt", FILM)
+    b = write_srt(tmp_path / "b.srt", FILM)
+    result = run(a, b, "-o", tmp_path / "one.srt")
+    assert result.exit_code == 1 and "must be a folder" in result.output
+    assert not (tmp_path / "one.srt").exists()
+    (tmp_path / "file").write_text("x")
+    result = run(tmp_path, "-o", tmp_path / "file")
+    assert result.exit_code == 1 and "must be a folder" in result.output
+
+
+def test_bad_options_are_reported_before_any_input_is_read(tmp_path, run):
+    junk = tmp_path / "junk.srt"
+    junk.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
+    for args, message in [(["--device", "tpu"], "unknown --device 'tpu'"),
+                          (["--compute-type", "int3"], "unknown --compute-type 'int3'"),
+                          (["--schedule", "magic"], "unknown --schedule 'magic'")]:
+        result = CliRunner().invoke(app, ["translate", str(junk), *args])
+        assert result.exit_code == 1 and message in result.output
+        assert "junk.srt" not in result.output  # the input was not even looked at
+    result = CliRunner().invoke(app, ["translate", str(junk), "--model", str(tmp_path)])
+    assert result.exit_code == 1 and "not a subctx model bundle" in result.output
+    assert "junk.srt" not in result.output
+
+
+def test_version_help_and_info():
+    runner = CliRunner()
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.output.startswith("subctx ")
+    help_text = runner.invoke(app, ["translate", "--help"], env={"COLUMNS": "120"}).output
+    assert "<bool>" not in help_text and "<str>" not in help_text and "--no-guard" in help_text
+    info = runner.invoke(app, ["info"], env={"COLUMNS": "80"})
+    assert info.exit_code == 0 and "friends_dev chrF" in info.output
+    assert len(info.output.splitlines()) < 30
+    raw = runner.invoke(app, ["info", "--json"])
+    assert raw.exit_code == 0 and '"architecture"' in raw.output
