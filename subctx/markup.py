@@ -65,6 +65,40 @@ class Annotated:
         return f"{self.before}{translated}{self.after}"
 
 
+# a speaker label in capitals: 'JOHN:', 'MARY ANN:', 'DR. HOUSE:' (kept verbatim)
+_LABEL = re.compile(r"^((?:[A-Z][A-Z0-9'.]*)(?:[ -][A-Z][A-Z0-9'.]*){0,3}:\s+)(?=\S)")
+# a sound or manner annotation at the start of a turn: '(sighs) ', '[door slams] '
+_LEADING_NOTE = re.compile(r"^([\[(])([^\[\]()]{1,60})([\])])\s*(?=\S)")
+
+
+@dataclass(frozen=True)
+class Prefix:
+    """What stands before the words of a turn: a speaker label and a sound annotation."""
+
+    label: str = ""
+    note: Annotated | None = None
+
+
+def split_prefix(text: str) -> tuple[Prefix, str]:
+    """'JOHN: (sighs) I know.' -> (Prefix('JOHN: ', ('(', 'sighs', ')')), 'I know.').
+    A bracket that encloses the whole text is not a prefix (see split_annotation)."""
+    label = ""
+    match = _LABEL.match(text)
+    if match:
+        label, text = match.group(1), text[match.end():]
+    note = None
+    match = _LEADING_NOTE.match(text)
+    if match and _BRACKETS[match.group(1)] == match.group(3):
+        note = Annotated(match.group(1), match.group(2).strip(), match.group(3))
+        text = text[match.end():]
+    return Prefix(label, note), text
+
+
+def is_sound_note(annotated: Annotated) -> bool:
+    """A whole text in brackets ('[door slams]', '(laughing)'), not music notes."""
+    return annotated.before in _BRACKETS
+
+
 def split_annotation(text: str) -> Annotated:
     """'[door slams]' -> ('[', 'door slams', ']'); '♪ la la ♪' -> ('♪ ', 'la la', ' ♪')."""
     stripped = text.strip()

@@ -1,8 +1,14 @@
 """Cues to translation units and back.
 
 A unit is what the model translates in one go: a cue's text, or one speaker turn of a dialogue
-cue, without tags, dashes, brackets or music notes. Each unit inherits its cue's timing, so the
-context rule applies to units unchanged (turns of one cue overlap, hence are always context).
+cue, without tags, dashes, brackets, music notes, speaker labels or sound annotations. Each unit
+inherits its cue's timing, so the context rule applies to units unchanged (turns of one cue
+overlap, hence are always context).
+
+Speaker labels ('JOHN:') are kept verbatim. Sound annotations ('[door slams]', '(sighs)' at the
+start of a turn, or a whole cue in brackets) are translated as short phrases in their brackets,
+as units of their own that come after the document's sentences and carry no timing: they get
+no context and are nobody's context.
 """
 
 from __future__ import annotations
@@ -10,7 +16,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from subctx.markup import Annotated, split_annotation, split_dash, split_tags
+from subctx.markup import (
+    Annotated,
+    Prefix,
+    is_sound_note,
+    split_annotation,
+    split_dash,
+    split_prefix,
+    split_tags,
+)
 from subctx.srt import Cue, SubtitleFile
 from subctx.wrap import DEFAULT_MAX_LINES, DEFAULT_WIDTH, wrap_text
 
@@ -39,6 +53,8 @@ class Turn:
     annotation: Annotated
     trail: str
     units: list[int] = field(default_factory=list)
+    prefix: Prefix = field(default_factory=Prefix)
+    note_unit: int | None = None  # the unit translating prefix.note
 
 
 @dataclass
@@ -53,7 +69,8 @@ class CueLayout:
 
     @property
     def units(self) -> list[int]:
-        return [u for turn in self.turns for u in turn.units]
+        return [u for turn in self.turns
+                for u in ([turn.note_unit] if turn.note_unit is not None else []) + turn.units]
 
 
 @dataclass
@@ -113,7 +130,12 @@ def _layout_cue(cue: Cue) -> tuple[CueLayout, list[str], int]:
         turns.append(Turn(lead, dashes[0][0] if marked else "", Annotated("", "", ""), trail))
         turn_texts.append(" ".join(t for _, t in dashes if t))
     for turn, text in zip(turns, turn_texts, strict=True):
-        turn.annotation = split_annotation(text)
+        turn.prefix, text = split_prefix(text)
+        annotation = split_annotation(text)
+        if is_sound_note(annotation) and turn.prefix.note is None:
+            # a whole turn in brackets: a sound annotation, translated as one
+            turn.prefix, annotation = Prefix(turn.prefix.label, annotation), Annotated("", "", "")
+        turn.annotation = annotation
     layout = CueLayout(list(cue.lines), position, dialogue, per_line, turns)
     return layout, [t.annotation.core for t in turns], dropped
 
@@ -123,6 +145,7 @@ def plan_document(sub: SubtitleFile, max_unit_chars: int = MAX_UNIT_CHARS) -> Do
     layouts: list[CueLayout] = []
     units: list[Unit] = []
     warnings: list[str] = []
+    notes: list[tuple[Turn, int]] = []
     for index, cue in enumerate(sub.cues):
         layout, texts, dropped = _layout_cue(cue)
         label = cue.number or str(index + 1)
@@ -130,6 +153,8 @@ def plan_document(sub: SubtitleFile, max_unit_chars: int = MAX_UNIT_CHARS) -> Do
             warnings.append(f"cue {label}: {dropped} formatting tag(s) inside the text "
                             "were dropped")
         for turn, text in zip(layout.turns, texts, strict=True):
+            if turn.prefix.note is not None and _LETTER.search(turn.prefix.note.core):
+                notes.append((turn, index))
             if not _LETTER.search(text):
                 continue  # nothing to translate: music notes, '...', numbers
             pieces = [text] if len(text) <= max_unit_chars else _chunks(text, max_unit_chars)
@@ -140,6 +165,9 @@ def plan_document(sub: SubtitleFile, max_unit_chars: int = MAX_UNIT_CHARS) -> Do
                 turn.units.append(len(units))
                 units.append(Unit(piece, cue.start, cue.end, index))
         layouts.append(layout)
+    for turn, index in notes:  # after every sentence, untimed: outside every context chain
+        turn.note_unit = len(units)
+        units.append(Unit(turn.prefix.note.core, None, None, index))  # type: ignore[union-attr]
     return DocumentPlan(layouts, units, warnings)
 
 
@@ -159,11 +187,18 @@ def render_cue(
 
     def turn_text(turn: Turn) -> str:
         if not turn.units:
-            return turn.annotation.restore(turn.annotation.core)
-        text = " ".join(translations[u] for u in turn.units)
-        # dialogue dashes are layout, put back below; a model that writes its own would double
-        # them ("- - Нет.")
-        return turn.annotation.restore(split_dash(text.strip())[1])
+            body = turn.annotation.restore(turn.annotation.core)
+        else:
+            text = " ".join(translations[u] for u in turn.units)
+            # dialogue dashes are layout, put back below; a model that writes its own would
+            # double them ("- - Нет.")
+            body = turn.annotation.restore(split_dash(text.strip())[1])
+        note = turn.prefix.note
+        if note is not None:
+            said = (translations[turn.note_unit] if turn.note_unit is not None else note.core)
+            inner = said.strip().strip("[]()").strip() or note.core
+            body = f"{note.restore(inner)} {body}".strip()
+        return f"{turn.prefix.label}{body}"
 
     if layout.dialogue:
         lines = [f"{t.lead}{t.dash}{turn_text(t)}{t.trail}" for t in layout.turns]

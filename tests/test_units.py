@@ -52,7 +52,9 @@ def test_dialogue_turns_are_separate_units_and_keep_dashes():
 def test_sound_and_music_cues_keep_brackets_and_notes():
     p = plan(cue("[door slams]") + cue("(laughing)", 2) + cue("♪ Oh, my love ♪", 3)
              + cue("♪", 4) + cue("...", 5))
-    assert [u.text for u in p.units] == ["door slams", "laughing", "Oh, my love"]
+    # sound annotations are translated after the sentences, untimed (outside context chains)
+    assert [u.text for u in p.units] == ["Oh, my love", "door slams", "laughing"]
+    assert [u.start for u in p.units] == [1.0, None, None]
     out = rendered(p)
     assert out[:3] == [["[DOOR SLAMS]"], ["(LAUGHING)"], ["♪ OH, MY LOVE ♪"]]
     assert out[3:] == [["♪"], ["..."]]
@@ -104,3 +106,28 @@ def test_piece_words_groups_pieces_and_drops_punctuation_and_specials():
     pieces = ["▁Mom", ",", "▁I", "▁can", "'", "t", "▁find", "▁it", ".", "<sep>", "▁—"]
     assert piece_words(pieces) == [("Mom", [0, 1]), ("I", [2]), ("can't", [3, 4, 5]),
                                    ("find", [6]), ("it", [7, 8])]
+
+
+def test_speaker_labels_are_kept_and_leading_annotations_translated_in_brackets():
+    p = plan(cue("(sighs) I know.") + cue("[door slams] Get out!", 2)
+             + cue("- [Sighs] Fine.\n- JOHN: Where is she?", 3) + cue("MARY ANN: (whispering)", 4)
+             + cue("<i>(laughs) Stop it.</i>", 5))
+    texts = [u.text for u in p.units]
+    assert texts == ["I know.", "Get out!", "Fine.", "Where is she?", "Stop it.",
+                     "sighs", "door slams", "Sighs", "whispering", "laughs"]
+    assert all(u.start is None for u in p.units[5:])
+    out = rendered(p)
+    assert out[0] == ["(SIGHS) I KNOW."]
+    assert out[1] == ["[DOOR SLAMS] GET OUT!"]
+    assert out[2] == ["- [SIGHS] FINE.", "- JOHN: WHERE IS SHE?"]
+    assert out[3] == ["MARY ANN: (WHISPERING)"]
+    assert out[4] == ["<i>(LAUGHS) STOP IT.</i>"]
+    # a model that writes the brackets itself does not get them twice
+    texts = [f"[{u.text}]" if u.start is None else u.text for u in p.units]
+    assert render_cue(p.layouts[1], texts) == ["[door slams] Get out!"]
+
+
+def test_not_a_label_or_annotation():
+    p = plan(cue("Note: this is fine.") + cue("I said (quietly) no.", 2) + cue("OK: go.", 3))
+    assert [u.text for u in p.units] == ["Note: this is fine.", "I said (quietly) no.", "go."]
+    assert rendered(p)[2] == ["OK: GO."]
