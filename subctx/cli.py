@@ -21,7 +21,7 @@ from subctx.pipeline import SCHEDULES, DecodeOptions, DocumentResult, translate_
 from subctx.srt import SubtitleFile, read_srt, render_srt
 from subctx.textio import atomic_write_text
 from subctx.units import DocumentPlan, plan_document
-from subctx.wrap import DEFAULT_MAX_LINES, DEFAULT_WIDTH
+from subctx.wrap import DEFAULT_MAX_CPS, DEFAULT_MAX_LINES, DEFAULT_WIDTH, readability
 
 EXAMPLES = """
 [bold]Examples[/bold]
@@ -116,22 +116,54 @@ def _load(jobs: list[Job], encoding: str | None,
     return loaded
 
 
-def _summary(rows: list[tuple[str, int, float]], failed: list[tuple[Path, str]],
-             skipped: list[tuple[Path, str]], elapsed: float) -> None:
+@dataclass
+class Written:
+    """One translated file for the summary."""
+
+    output: str
+    cues: int
+    seconds: float  # since the run started (files are translated together)
+    over_lines: list[int]
+    too_fast: list[int]
+    fallbacks: int  # cues whose context translation the guard replaced
+
+
+def _cue_list(numbers: list[int]) -> str:
+    shown = ", ".join(str(n + 1) for n in numbers[:5])
+    return shown + (f" (+{len(numbers) - 5})" if len(numbers) > 5 else "")
+
+
+def _summary(rows: list[Written], failed: list[tuple[Path, str]],
+             skipped: list[tuple[Path, str]], elapsed: float, max_lines: int = 2,
+             max_cps: float = 17.0) -> None:
     if not rows and not failed and not skipped:
         out.print("nothing to translate")
-    cues = sum(r[1] for r in rows)
-    table = Table(title="subctx translate", show_footer=True)
-    table.add_column("file", footer=f"{len(rows)} translated")
+    cues = sum(r.cues for r in rows)
+    # files are translated together (their cues share batches): a file has no speed of its
+    # own, so each row says when it was written and the caption gives the overall rate
+    table = Table(title="subctx translate", show_footer=True,
+                  caption=f"{cues} cues in {elapsed:.1f} s: {cues / max(elapsed, 1e-9):.1f} "
+                          "cues/s")
+    table.add_column("file", footer=f"{len(rows)} translated", overflow="fold", ratio=1)
     table.add_column("cues", justify="right", footer=str(cues))
-    # files are translated together (their cues share batches): a file's own speed does not
-    # exist, so each row says when it was written and the footer gives the overall rate
-    table.add_column("written after (s)", justify="right", footer=f"{elapsed:.1f}")
-    table.add_column("cues/s", justify="right", footer=f"{cues / max(elapsed, 1e-9):.1f}")
-    for name, n, seconds in rows:
-        table.add_row(name, str(n), f"{seconds:.1f}", "")
+    table.add_column(f">{max_lines} lines", justify="right",
+                     footer=str(sum(len(r.over_lines) for r in rows)))
+    table.add_column(f">{max_cps:g} cps", justify="right",
+                     footer=str(sum(len(r.too_fast) for r in rows)))
+    table.add_column("fallbacks", justify="right", footer=str(sum(r.fallbacks for r in rows)))
+    table.add_column("done (s)", justify="right", footer=f"{elapsed:.1f}")
+    for r in rows:
+        table.add_row(r.output, str(r.cues), str(len(r.over_lines)), str(len(r.too_fast)),
+                      str(r.fallbacks), f"{r.seconds:.1f}")
     if rows:
         out.print(table)
+    for r in rows:
+        if r.over_lines:
+            out.print(f"[dim]{escape(r.output)}: cues over {max_lines} lines: "
+                      f"{_cue_list(r.over_lines)}[/dim]", highlight=False)
+        if r.too_fast:
+            out.print(f"[dim]{escape(r.output)}: cues over {max_cps:g} characters per second: "
+                      f"{_cue_list(r.too_fast)}[/dim]", highlight=False)
     for path, reason in skipped:
         out.print(f"[dim]skipped[/dim] {escape(f'{path}: {reason}')}", highlight=False,
                   soft_wrap=True)
@@ -174,8 +206,13 @@ def translate(
         metavar="NAME", help="Input encoding (default: detected).")] = None,
     width: Annotated[int, typer.Option(min=10, metavar="CHARS",
                                        help="Max characters per line.")] = DEFAULT_WIDTH,
-    max_lines: Annotated[int, typer.Option(min=1, metavar="N",
-                                           help="Max lines per cue.")] = DEFAULT_MAX_LINES,
+    max_lines: Annotated[int, typer.Option(
+        min=1, metavar="N", help="Lines a cue should have at most; longer text gets more lines "
+                                 "(never lines over --width) and is listed in the summary.")
+    ] = DEFAULT_MAX_LINES,
+    max_cps: Annotated[float, typer.Option(
+        min=1.0, metavar="CPS", help="Reading speed (characters per second) over which a cue "
+                                     "is listed in the summary.")] = DEFAULT_MAX_CPS,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", metavar="",
         help="Check inputs and show what would be written; translate nothing.")] = False,
@@ -240,7 +277,7 @@ def translate(
         warn(bundle.path, f"this model uses at most {engine.max_context} context cue(s); "
                           f"--context {options.context} is capped")
 
-    rows: list[tuple[str, int, float]] = []
+    rows: list[Written] = []
     start = time.perf_counter()
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeRemainingColumn())
@@ -254,16 +291,20 @@ def translate(
         def document_done(doc: int, result: DocumentResult) -> None:
             item = loaded[doc]
             try:
-                text = render_srt(item.sub, result.cue_lines(width, max_lines))
-                atomic_write_text(item.job.output, text)
+                lines = result.cue_lines(width, max_lines)
+                atomic_write_text(item.job.output, render_srt(item.sub, lines))
             except OSError as problem:
                 failed.append((item.job.source, f"cannot write {item.job.output}: "
                                                 f"{problem.strerror or problem}"))
             else:
                 for warning in result.warnings[:3]:
                     warn(item.job.source, warning)
-                rows.append((str(item.job.output), len(item.sub.cues),
-                             time.perf_counter() - start))
+                checks = readability([(c.start, c.end) for c in item.sub.cues], lines,
+                                     max_lines, max_cps)
+                rows.append(Written(str(item.job.output), len(item.sub.cues),
+                                    time.perf_counter() - start, checks.over_lines,
+                                    checks.too_fast,
+                                    sum(t.fallback is not None for t in result.translations)))
             progress.advance(files_bar)
 
         try:
@@ -274,7 +315,7 @@ def translate(
             err.print(f"[bold red]interrupted:[/bold red] {len(rows)} file(s) written; "
                       "no partial file was left behind")
             raise typer.Exit(130) from None
-    _summary(rows, failed, selection.skipped, time.perf_counter() - start)
+    _summary(rows, failed, selection.skipped, time.perf_counter() - start, max_lines, max_cps)
     raise typer.Exit(1 if failed else 0)
 
 

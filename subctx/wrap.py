@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import math
+import re
+from dataclasses import dataclass, field
 
 DEFAULT_WIDTH = 42
 DEFAULT_MAX_LINES = 2
+DEFAULT_MAX_CPS = 17.0  # characters per second a viewer can read (a common subtitling norm)
+_TAGS = re.compile(r"</?(?:i|b|u|s|font)(?:\s[^<>]*)?>|\{\\[^{}]*\}", re.IGNORECASE)
 
 
 def _best_split(words: list[str], lines: int) -> list[str]:
@@ -48,24 +52,21 @@ def _best_split(words: list[str], lines: int) -> list[str]:
 
 def wrap_text(text: str, width: int = DEFAULT_WIDTH,
               max_lines: int = DEFAULT_MAX_LINES) -> list[str]:
-    """Break `text` into balanced lines of at most `width` characters, at most `max_lines` lines.
-
-    When the text cannot fit, lines grow longer than `width` rather than more numerous; only text
-    over twice the room (`max_lines` x `width` x 2) gets extra lines, so nothing is unreadable.
-    """
+    """Break `text` into balanced lines of at most `width` characters (a longer single word
+    is a line of its own): as few lines as fit, at least 2 once the text is longer than a
+    line. When more than `max_lines` lines are needed the cue gets them (a reader can follow
+    three short lines, not two overlong ones); `readability` counts such cues."""
     words = text.split()
     if not words:
         return []
     total = len(" ".join(words))
-    if total <= width or max_lines <= 1:
+    if total <= width:
         return [" ".join(words)]
     lines = max(2, math.ceil(total / width))
-    if lines > max_lines:
-        lines = max(max_lines, math.ceil(total / (2 * width)))
     if len(words) > 200:  # pathological cue: greedy fill keeps this linear
-        return _greedy(words, max(width, math.ceil(total / lines)))
+        return _greedy(words, width)
     candidate = _best_split(words, min(lines, len(words)))
-    while max(map(len, candidate)) > width and lines < min(max_lines, len(words)):
+    while max(map(len, candidate)) > width and lines < len(words):
         lines += 1
         candidate = _best_split(words, lines)
     return candidate
@@ -81,3 +82,27 @@ def _greedy(words: list[str], width: int) -> list[str]:
         else:
             line = f"{line} {word}" if line else word
     return [*out, line]
+
+
+@dataclass
+class Readability:
+    """Cues a translator should look at: more lines than wanted, or too fast to read."""
+
+    over_lines: list[int] = field(default_factory=list)  # cue indices
+    too_fast: list[int] = field(default_factory=list)
+
+
+def readability(timings: list[tuple[float | None, float | None]], cue_lines: list[list[str]],
+                max_lines: int = DEFAULT_MAX_LINES, max_cps: float = DEFAULT_MAX_CPS
+                ) -> Readability:
+    """Check rendered cues: over `max_lines` lines, or more than `max_cps` characters per
+    second of display time (tags and line breaks not counted)."""
+    result = Readability()
+    for index, ((start, end), lines) in enumerate(zip(timings, cue_lines, strict=True)):
+        if len(lines) > max_lines:
+            result.over_lines.append(index)
+        chars = len(" ".join(_TAGS.sub("", line).strip() for line in lines).strip())
+        timed = start is not None and end is not None and end > start
+        if timed and chars and chars / (end - start) > max_cps:  # type: ignore[operator]
+            result.too_fast.append(index)
+    return result

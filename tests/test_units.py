@@ -90,8 +90,27 @@ def test_wrap_is_balanced_and_bounded():
     assert wrap_text("Short.") == ["Short."]
     assert wrap_text(text, width=20, max_lines=4) == wrap_text(text, 20, 4)
     assert len(wrap_text(text, width=20, max_lines=4)) == 4
-    assert wrap_text(text, max_lines=1) == [text]
+    assert len(wrap_text(text, max_lines=1)) == 2  # the width is the limit, not the line count
     assert wrap_text("") == []
+
+
+def test_long_cues_get_more_lines_not_longer_ones():
+    line = "word " * 20  # ~100 characters
+    lines = wrap_text(f"{line} {line}".strip())
+    assert len(lines) == 5 and all(len(x) <= 42 for x in lines)
+    huge = wrap_text("слово " * 500)
+    assert all(len(x) <= 42 for x in huge)
+    assert wrap_text("a" * 60) == ["a" * 60]  # one word longer than a line stays whole
+
+
+def test_readability_counts_long_and_fast_cues():
+    from subctx.wrap import readability
+
+    timings = [(0.0, 2.0), (3.0, 4.0), (5.0, 9.0), (None, None)]
+    cues = [["<i>Short.</i>"], ["Far too many words for one second."],
+            ["one", "two", "three"], ["x" * 40]]
+    result = readability(timings, cues, max_lines=2, max_cps=17)
+    assert result.over_lines == [2] and result.too_fast == [1]
 
 
 def test_dashes_written_by_the_model_are_not_doubled():
