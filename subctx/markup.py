@@ -45,6 +45,43 @@ def split_tags(line: str) -> MarkedLine:
     return MarkedLine(lead.strip(), dash, core, trail.strip(), inline)
 
 
+_HTML_TAG = re.compile(r"<(/?)(i|b|u|s|font)(?:\s[^<>]*)?>", re.IGNORECASE)
+
+
+def self_contained(lead: str, trail: str) -> bool:
+    """True when the tags a line opens (lead) are exactly the ones it closes (trail)."""
+    opened = [m.group(2).lower() for m in _HTML_TAG.finditer(lead) if not m.group(1)]
+    closed = [m.group(2).lower() for m in _HTML_TAG.finditer(trail) if m.group(1)]
+    return sorted(opened) == sorted(closed) and "</" not in lead and \
+        not any(not m.group(1) for m in _HTML_TAG.finditer(trail))
+
+
+def balance_tags(lines: list[str]) -> tuple[list[str], int]:
+    """Drop every HTML-style tag of a cue that has no partner (an opener never closed, a closer
+    never opened), so that a cue is never left with an unbalanced tag. Returns the lines and
+    how many tags were dropped."""
+    stack: list[tuple[str, int, int, int]] = []  # (name, line, start, end)
+    unmatched: set[tuple[int, int, int]] = set()
+    for n, line in enumerate(lines):
+        for m in _HTML_TAG.finditer(line):
+            name = m.group(2).lower()
+            if not m.group(1):
+                stack.append((name, n, m.start(), m.end()))
+            elif stack and stack[-1][0] == name:
+                stack.pop()
+            else:
+                unmatched.add((n, m.start(), m.end()))
+    unmatched |= {(n, a, b) for _, n, a, b in stack}
+    if not unmatched:
+        return lines, 0
+    out = []
+    for n, line in enumerate(lines):
+        for _, a, b in sorted((u for u in unmatched if u[0] == n), reverse=True):
+            line = (line[:a] + line[b:]).strip()
+        out.append(re.sub(r"\s{2,}", " ", line))
+    return out, len(unmatched)
+
+
 def split_dash(text: str) -> tuple[str, str]:
     """'- Hello.' -> ('- ', 'Hello.'); text without a dialogue dash -> ('', text)."""
     match = _DASH.match(text)

@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from subctx.markup import (
     Annotated,
     Prefix,
+    balance_tags,
     is_sound_note,
+    self_contained,
     split_annotation,
     split_dash,
     split_prefix,
@@ -63,7 +65,7 @@ class CueLayout:
 
     original: list[str]
     position: str
-    dialogue: bool
+    dialogue: bool  # one output line per turn: dialogue turns, or lines styled one by one
     per_line_tags: bool
     turns: list[Turn]
 
@@ -109,11 +111,22 @@ def _layout_cue(cue: Cue) -> tuple[CueLayout, list[str], int]:
     dropped = sum(m.inline_tags for m in marked)
     dashes = [(m.dash, m.text) for m in marked]
     dialogue = len(marked) >= 2 and any(dash for dash, _ in dashes[1:])
+    # lines styled one by one, not alike ('<i>Previously:</i>' / 'We lost the keys.'): each
+    # line is translated on its own so that its tags stay on it
+    styled_lines = (not dialogue and len(marked) >= 2
+                    and all(self_contained(lead, trail) for lead, trail in zip(leads, trails,
+                                                                                strict=True))
+                    and len({(lead, trail) for lead, trail in zip(leads, trails, strict=True)})
+                    > 1)
 
     turns: list[Turn] = []
     turn_texts: list[str] = []
     per_line = False
-    if dialogue:
+    if styled_lines:
+        for i, (dash, body) in enumerate(dashes):
+            turns.append(Turn(leads[i], dash, Annotated("", "", ""), trails[i]))
+            turn_texts.append(body)
+    elif dialogue:
         for i, (dash, body) in enumerate(dashes):
             if i == 0 or dash:
                 turns.append(Turn(leads[i], dash, Annotated("", "", ""), trails[i]))
@@ -136,7 +149,7 @@ def _layout_cue(cue: Cue) -> tuple[CueLayout, list[str], int]:
             # a whole turn in brackets: a sound annotation, translated as one
             turn.prefix, annotation = Prefix(turn.prefix.label, annotation), Annotated("", "", "")
         turn.annotation = annotation
-    layout = CueLayout(list(cue.lines), position, dialogue, per_line, turns)
+    layout = CueLayout(list(cue.lines), position, dialogue or styled_lines, per_line, turns)
     return layout, [t.annotation.core for t in turns], dropped
 
 
@@ -149,6 +162,9 @@ def plan_document(sub: SubtitleFile, max_unit_chars: int = MAX_UNIT_CHARS) -> Do
     for index, cue in enumerate(sub.cues):
         layout, texts, dropped = _layout_cue(cue)
         label = cue.number or str(index + 1)
+        if balance_tags(list(cue.lines))[1]:
+            warnings.append(f"cue {label}: unbalanced formatting tags in the input; the "
+                            "translation keeps only the balanced ones")
         if dropped:
             warnings.append(f"cue {label}: {dropped} formatting tag(s) inside the text "
                             "were dropped")
@@ -213,4 +229,4 @@ def render_cue(
             lines[0] = f"{turn.lead}{lines[0]}"
             lines[-1] = f"{lines[-1]}{turn.trail}"
     lines[0] = f"{layout.position}{lines[0]}"
-    return lines
+    return balance_tags(lines)[0]

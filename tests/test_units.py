@@ -150,3 +150,25 @@ def test_not_a_label_or_annotation():
     p = plan(cue("Note: this is fine.") + cue("I said (quietly) no.", 2) + cue("OK: go.", 3))
     assert [u.text for u in p.units] == ["Note: this is fine.", "I said (quietly) no.", "go."]
     assert rendered(p)[2] == ["OK: GO."]
+
+
+def test_lines_styled_one_by_one_keep_their_tags():
+    p = plan(cue("<i>Previously:</i>\nWe lost the keys.")
+             + cue("He said:\n<i>Come back tomorrow.</i>", 2))
+    assert [u.text for u in p.units] == ["Previously:", "We lost the keys.", "He said:",
+                                         "Come back tomorrow."]
+    out = rendered(p)
+    assert out[0] == ["<i>PREVIOUSLY:</i>", "WE LOST THE KEYS."]
+    assert out[1] == ["HE SAID:", "<i>COME BACK TOMORROW.</i>"]
+
+
+def test_never_an_unbalanced_tag():
+    from subctx.markup import balance_tags
+
+    p = plan(cue("<i>Hello there\nand goodbye.") + cue("Fine.</b>", 2)
+             + cue("<b><i>Both</i></b>", 3))
+    out = rendered(p)
+    assert out[0] == ["HELLO THERE AND GOODBYE."] and out[1] == ["FINE."]
+    assert out[2] == ["<b><i>BOTH</i></b>"]
+    assert sum("unbalanced" in w for w in p.warnings) == 2
+    assert balance_tags(["<i>a", "b</i>", "</u>c"]) == (["<i>a", "b</i>", "c"], 1)
