@@ -18,7 +18,7 @@ from subctx.errors import BundleError, SubctxError
 from subctx.files import Job, select_jobs
 from subctx.guard import GuardSettings
 from subctx.pipeline import SCHEDULES, DecodeOptions, DocumentResult, translate_documents
-from subctx.srt import SubtitleFile, read_srt, render_srt
+from subctx.subtitles import SubtitleFile, read_subtitles
 from subctx.textio import atomic_write_text
 from subctx.units import DocumentPlan, plan_document
 from subctx.wrap import DEFAULT_MAX_CPS, DEFAULT_MAX_LINES, DEFAULT_WIDTH, readability
@@ -102,7 +102,7 @@ def _load(jobs: list[Job], encoding: str | None,
     loaded = []
     for job in jobs:
         try:
-            sub = read_srt(job.source, encoding)
+            sub = read_subtitles(job.source, encoding)
         except SubctxError as problem:
             failed.append((job.source, str(problem)))
             continue
@@ -176,7 +176,8 @@ def _summary(rows: list[Written], failed: list[tuple[Path, str]],
 
 @app.command(epilog=EXAMPLES, cls=_Command)
 def translate(
-    paths: Annotated[list[Path], typer.Argument(help=".srt files or folders of them.",
+    paths: Annotated[list[Path], typer.Argument(help="Subtitle files (.srt, .vtt, .ass, .ssa) "
+                                                     "or folders of them.",
                                                 show_default=False, metavar="FILES...")],
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", metavar="PATH",
@@ -226,7 +227,8 @@ def translate(
         help="Fall back to a cue's translation without context when the context one is not "
              "a translation of it.")] = True,
 ) -> None:
-    """Translate .srt subtitles, each line with the line(s) just before it as context."""
+    """Translate subtitles (.srt, .vtt, .ass), each line with the line(s) just before it as
+    context."""
     if schedule not in SCHEDULES:
         raise fail(f"unknown --schedule '{schedule}' (use {' or '.join(SCHEDULES)})")
     if device not in DEVICES:
@@ -292,7 +294,7 @@ def translate(
             item = loaded[doc]
             try:
                 lines = result.cue_lines(width, max_lines)
-                atomic_write_text(item.job.output, render_srt(item.sub, lines))
+                atomic_write_text(item.job.output, item.sub.render(lines))
             except OSError as problem:
                 failed.append((item.job.source, f"cannot write {item.job.output}: "
                                                 f"{problem.strerror or problem}"))

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from subctx.errors import SubctxError
+from subctx.subtitles import FORMATS
 
 
 class OutputError(SubctxError):
@@ -30,28 +31,31 @@ class Selection:
 
 
 def output_name(source: Path, lang: str = "ru") -> str:
-    """movie.srt -> movie.ru.srt; movie.en.srt -> movie.ru.srt."""
+    """movie.srt -> movie.ru.srt; movie.en.vtt -> movie.ru.vtt (the format stays)."""
     stem = _SOURCE_TAG.sub("", source.stem)
-    return f"{stem}.{lang}.srt"
+    suffix = source.suffix if source.suffix.lower() in FORMATS else ".srt"
+    return f"{stem}.{lang}{suffix}"
 
 
 def is_translation(path: Path, lang: str = "ru") -> bool:
-    return path.name.lower().endswith(f".{lang}.srt")
+    name = path.name.lower()
+    return any(name.endswith(f".{lang}{suffix}") for suffix in FORMATS)
 
 
-def _srt_files(folder: Path, recursive: bool) -> list[Path]:
+def _subtitle_files(folder: Path, recursive: bool) -> list[Path]:
+    """The subtitle files (.srt, .vtt, .ass, .ssa) of a folder."""
     pattern = "**/*" if recursive else "*"
     return sorted(p for p in folder.glob(pattern)
-                  if p.is_file() and p.suffix.lower() == ".srt" and not p.name.startswith("."))
+                  if p.is_file() and p.suffix.lower() in FORMATS and not p.name.startswith("."))
 
 
 def select_jobs(paths: list[Path], output: Path | None = None, recursive: bool = False,
                 overwrite: bool = False, lang: str = "ru") -> Selection:
     """Expand files and folders into jobs; missing paths fail, finished outputs are skipped."""
     selection = Selection()
-    single_file_output = (output is not None and output.suffix.lower() == ".srt"
+    single_file_output = (output is not None and output.suffix.lower() in FORMATS
                           and len(paths) == 1 and paths[0].is_file())
-    not_a_folder = output is not None and (output.suffix.lower() == ".srt"
+    not_a_folder = output is not None and (output.suffix.lower() in FORMATS
                                            or (output.exists() and not output.is_dir()))
     if not_a_folder and not single_file_output:
         what = "several inputs" if len(paths) > 1 else "a folder"
@@ -62,19 +66,20 @@ def select_jobs(paths: list[Path], output: Path | None = None, recursive: bool =
             selection.failed.append((path, "no such file or folder"))
             continue
         if path.is_dir():
-            found = _srt_files(path, recursive)
+            found = _subtitle_files(path, recursive)
             candidates = [(f, f.parent.relative_to(path)) for f in found]
             sources = [f for f, _ in candidates if not is_translation(f, lang)]
             if not sources:
                 hint = "" if recursive else " (use --recursive for subfolders)"
-                selection.failed.append((path, f"no .srt files to translate{hint}"))
+                selection.failed.append((path, f"no subtitle files to translate{hint}"))
                 continue
         else:
             candidates = [(path, Path())]
         for source, relative in candidates:
             if is_translation(source, lang):
                 if path.is_file():
-                    selection.skipped.append((source, f"is itself a .{lang}.srt translation"))
+                    selection.skipped.append((source, f"is itself a .{lang}{source.suffix} "
+                                                      "translation"))
                 continue
             if single_file_output:
                 target = output

@@ -5,8 +5,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# <i> <b> <u> <s> <font ...> and their closers, and ASS override blocks such as {\an8}.
-_TAG = r"(?:</?(?:i|b|u|s|font)(?:\s[^<>]*)?>|\{\\[^{}]*\})"
+# <i> <b> <u> <s> <font ...> and their closers, WebVTT's <v Mary> <c.yellow> <lang en> <ruby>
+# <rt> and inline timestamps <00:01.000>, and ASS override blocks such as {\an8}.
+_TAG = (r"(?:</?(?:i|b|u|s|font|v|c|lang|ruby|rt)(?:[.\s][^<>]*)?>|<\d[\d:.]*>"
+        r"|\{\\[^{}]*\})")
 _LEAD = re.compile(rf"^(?:\s*{_TAG})+\s*", re.IGNORECASE)
 _TRAIL = re.compile(rf"\s*(?:{_TAG}\s*)+$", re.IGNORECASE)
 _ANY_TAG = re.compile(_TAG, re.IGNORECASE)
@@ -49,7 +51,11 @@ _HTML_TAG = re.compile(r"<(/?)(i|b|u|s|font)(?:\s[^<>]*)?>", re.IGNORECASE)
 
 
 def self_contained(lead: str, trail: str) -> bool:
-    """True when the tags a line opens (lead) are exactly the ones it closes (trail)."""
+    """True when the tags a line opens (lead) are exactly the ones it closes (trail). ASS
+    override blocks ({\\i1} ... {\\i0}) are state switches, not pairs: a line with one in its
+    lead or trail is never called self-contained."""
+    if "{\\" in lead or "{\\" in trail:
+        return False
     opened = [m.group(2).lower() for m in _HTML_TAG.finditer(lead) if not m.group(1)]
     closed = [m.group(2).lower() for m in _HTML_TAG.finditer(trail) if m.group(1)]
     return sorted(opened) == sorted(closed) and "</" not in lead and \

@@ -100,7 +100,7 @@ def test_batch_goes_on_past_bad_files_and_lists_them(tmp_path, run):
 
 @pytest.mark.parametrize("setup,message", [
     (lambda d: d / "missing.srt", "no such file or folder"),
-    (lambda d: (d / "emptydir").mkdir() or d / "emptydir", "no .srt files to translate"),
+    (lambda d: (d / "emptydir").mkdir() or d / "emptydir", "no subtitle files to translate"),
     (lambda d: write_srt(d / "x.ru.srt", FILM), "is itself a .ru.srt translation"),
 ])
 def test_bad_paths(tmp_path, run, setup, message):

@@ -14,14 +14,14 @@ from subctx.markup import split_tags
 from subctx.pipeline import DecodeOptions, translate_documents
 from subctx.review.choices import ambiguous_words
 from subctx.review.session import ReviewSession
-from subctx.srt import read_srt
+from subctx.subtitles import read_subtitles
 from subctx.units import plan_document
 
 
 def texts_from_translation(plan, translation_path: Path, encoding: str | None) -> list[str | None]:
     """Unit texts taken from an existing translation; None where its cue does not line up
     (different cue count, or a different number of dialogue turns)."""
-    sub = read_srt(translation_path, encoding)
+    sub = read_subtitles(translation_path, encoding)
     texts: list[str | None] = [None] * len(plan.units)
     if len(sub.cues) != len(plan.layouts):
         raise InputError(f"{translation_path.name} has {len(sub.cues)} cues, the English "
@@ -40,7 +40,7 @@ def texts_from_translation(plan, translation_path: Path, encoding: str | None) -
 def open_session(source: Path, translation: Path | None, bundle: Bundle, context: int | None,
                  max_gap: float | None, beam: int, device: str, encoding: str | None,
                  console: Console) -> ReviewSession:
-    sub = read_srt(source, encoding)
+    sub = read_subtitles(source, encoding)
     plan = plan_document(sub)
     engine = open_engine(bundle, device=device)
     settings = bundle.manifest.context

@@ -14,7 +14,7 @@ from subctx.contract import Request, Translation, Translator
 from subctx.layout import piece_words
 from subctx.pipeline import DecodeOptions, build_request, document_contexts
 from subctx.review.choices import ambiguous_words, forced_variants
-from subctx.srt import SubtitleFile, render_srt
+from subctx.subtitles import SubtitleFile
 from subctx.textio import atomic_write_text
 from subctx.units import DocumentPlan, render_cues
 from subctx.wrap import DEFAULT_MAX_LINES, DEFAULT_WIDTH
@@ -216,7 +216,7 @@ class ReviewSession:
     def save(self, path: Path, log_path: Path | None = None) -> Path:
         """Write the .srt atomically, and the review log as JSON beside it."""
         path = Path(path)
-        atomic_write_text(path, render_srt(self.sub, self.cue_lines()))
+        atomic_write_text(path, self.sub.render(self.cue_lines()))
         log_path = log_path or path.with_suffix(".review.json")
         atomic_write_text(log_path, json.dumps([asdict(e) for e in self.log],
                                                ensure_ascii=False, indent=1) + "\n")

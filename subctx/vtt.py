@@ -1,0 +1,90 @@
+"""WebVTT (.vtt) parsing (subctx.subtitles writes it back byte for byte).
+
+The header, NOTE, STYLE and REGION blocks, cue identifiers and timing lines with their cue
+settings (`align:start position:10%`) are verbatim; a cue's text lines are its slot. Voice tags
+(`<v Mary>`) at the start of a line are kept like any leading tag (subctx.markup).
+"""
+
+from __future__ import annotations
+
+import re
+
+from subctx.errors import InputError
+from subctx.subtitles import Cue, SubtitleFile, split_lines, strip_ending
+
+_HEADER = re.compile(r"^\ufeff?WEBVTT(?:[ \t].*)?$")
+_TIMING = re.compile(r"^\s*(?P<start>\S+)\s+-->\s+(?P<end>\S+)(?P<settings>.*)$")
+_STAMP = re.compile(r"^(?:(\d+):)?([0-5]\d):([0-5]\d)\.(\d{3})$")
+
+
+def parse_vtt_timestamp(value: str) -> float | None:
+    """'01:02.345' or '1:01:02.345' -> seconds; None when it is not a WebVTT timestamp."""
+    match = _STAMP.match(value.strip())
+    if not match:
+        return None
+    hours, minutes, seconds, millis = match.groups()
+    return round(int(hours or 0) * 3600 + int(minutes) * 60 + int(seconds)
+                 + int(millis) / 1000, 3)
+
+
+def _blocks(lines: list[str]) -> list[list[int]]:
+    """Indices of the lines of each block (blocks are separated by blank lines)."""
+    blocks: list[list[int]] = []
+    current: list[int] = []
+    for i, line in enumerate(lines):
+        if line.strip():
+            current.append(i)
+        elif current:
+            blocks.append(current)
+            current = []
+    if current:
+        blocks.append(current)
+    return blocks
+
+
+def parse_vtt_text(text: str, encoding: str = "utf-8") -> SubtitleFile:
+    """Parse decoded WebVTT text. Raises InputError when it is not WebVTT."""
+    if not text.strip():
+        raise InputError("empty file")
+    newline = "\r\n" if "\r\n" in text else "\n"
+    raw_lines = split_lines(text)
+    lines = [strip_ending(line) for line in raw_lines]
+    if not _HEADER.match(lines[0]):
+        raise InputError("not a WebVTT file (the first line is not 'WEBVTT')")
+    cues: list[Cue] = []
+    template: list[str | int] = []
+    warnings: list[str] = []
+    done = 0
+    for block in _blocks(lines)[1:]:  # the first block is the header
+        timing_at = next((k for k, i in enumerate(block) if "-->" in lines[i]), None)
+        if timing_at is None or timing_at > 1 or lines[block[0]].startswith("NOTE"):
+            continue  # NOTE, STYLE, REGION or junk: verbatim
+        row = block[timing_at]
+        match = _TIMING.match(lines[row])
+        label = lines[block[0]].strip() if timing_at == 1 else str(len(cues) + 1)
+        start = parse_vtt_timestamp(match["start"]) if match else None
+        end = parse_vtt_timestamp(match["end"]) if match else None
+        if start is None or end is None:
+            warnings.append(f"cue {label}: malformed timing '{lines[row].strip()}' "
+                            "(kept as is; context does not cross it)")
+            start = end = None
+        elif end < start:
+            warnings.append(f"cue {label}: ends before it starts")
+        filled = block[timing_at + 1:]
+        if not filled:
+            warnings.append(f"cue {label}: empty (kept as is)")
+        first = filled[0] if filled else row + 1
+        last = filled[-1] if filled else row
+        template.append("".join(raw_lines[done:first]))
+        raw = "".join(raw_lines[first:last + 1])
+        stripped = raw.rstrip("\r\n")
+        template += [len(cues), raw[len(stripped):]]
+        done = last + 1
+        cues.append(Cue(lines[block[0]].strip() if timing_at == 1 else None,
+                        lines[row].rstrip(), start, end,
+                        [lines[i].rstrip() for i in filled], stripped))
+    if not cues:
+        raise InputError("a WebVTT file without cues")
+    template.append("".join(raw_lines[done:]))
+    return SubtitleFile(cues, encoding, newline, warnings, "vtt",
+                        [p for p in template if p != ""])
