@@ -55,6 +55,19 @@ def test_changing_a_line_retranslates_its_scene_only():
     assert 1 not in s.flagged_units()
 
 
+def test_a_persons_line_is_never_retranslated():
+    """The lost edit: edit line 3 by hand, then pick an alternative on line 2 of the scene."""
+    s = make_session()
+    s.set_text(2, "Ты видишь сумку? (моя правка)")
+    follow = s.set_text(1, "Он был на столе.", "pick 2")
+    assert follow == [] and s.kept == [2]
+    assert s.texts[2] == "Ты видишь сумку? (моя правка)"
+    s.accept(4)  # accepted lines are the person's too
+    before = s.texts[4]
+    follow = s.set_text(3, "Тут начинается новая сцена.")
+    assert 4 in s.kept and s.texts[4] == before and all(c.unit != 4 for c in follow)
+
+
 def test_undo_restores_the_edit_and_its_follow_ups():
     s = make_session()
     s.set_text(0, "Мама, я не нашла сумку.")

@@ -51,9 +51,10 @@ class ChangesScreen(ModalScreen[bool]):
 
     BINDINGS = [Binding("k,enter", "keep", "keep"), Binding("r,escape", "revert", "revert")]
 
-    def __init__(self, changes: list[Change], cue_of: dict[int, int]):
+    def __init__(self, changes: list[Change], cue_of: dict[int, int],
+                 kept: list[tuple[int, str]] | None = None):
         super().__init__()
-        self.changes, self.cue_of = changes, cue_of
+        self.changes, self.cue_of, self.kept = changes, cue_of, kept or []
 
     def compose(self) -> ComposeResult:
         lines = [f"[b]{len(self.changes)} later line(s) of this scene changed:[/b]", ""]
@@ -61,6 +62,8 @@ class ChangesScreen(ModalScreen[bool]):
             lines.append(f"cue {self.cue_of[c.unit]}: [red]- {escape(c.before)}[/red]")
             lines.append(f"{' ' * (len(str(self.cue_of[c.unit])) + 5)}"
                          f"[green]+ {escape(c.after)}[/green]")
+        for unit, text in self.kept:
+            lines.append(f"cue {self.cue_of[unit]}: [b]kept (edited by you)[/b] {escape(text)}")
         with Vertical(id="dialog"):
             yield VerticalScroll(Static("\n".join(lines)), id="changes")
             with Horizontal(classes="buttons"):
@@ -244,6 +247,10 @@ class ReviewApp(App[None]):
         for change in follow_ups:
             self._refresh_row(change.unit)
         self._after_change()
+        kept = [(u, self.session.texts[u]) for u in self.session.kept]
+        if not follow_ups and kept:
+            self.notify(f"{len(kept)} later line(s) edited by you were kept as they are",
+                        timeout=3)
         if follow_ups:
             def decide(keep: bool | None) -> None:
                 if not keep:
@@ -253,7 +260,7 @@ class ReviewApp(App[None]):
                     self.notify(f"reverted {len(follow_ups)} later line(s)", timeout=2)
                 self._after_change()
 
-            self.push_screen(ChangesScreen(follow_ups, self.cue_of), decide)
+            self.push_screen(ChangesScreen(follow_ups, self.cue_of, kept), decide)
 
     def _after_change(self) -> None:
         self._refresh_title()

@@ -70,7 +70,8 @@ class ReviewSession:
         self.reviews: dict[int, UnitReview] = {}
         self.history: list[list[Change]] = []
         self.log: list[LogEntry] = []
-        self.accepted: set[int] = set()
+        self.accepted: set[int] = set()  # lines a person edited, picked or accepted
+        self.kept: list[int] = []  # person's lines the last change left alone
         self.dirty = False
 
     # -- analysis ----------------------------------------------------------------------------
@@ -166,13 +167,21 @@ class ReviewSession:
             review.flagged = False
         changes = [Change(unit, before, text)]
         follow_ups: list[Change] = []
+        self.kept = []
         if follow and self.translator.uses_target_context:
+            changed = {unit}
             for later in self.dependents(unit):
+                if not changed & set(self.contexts[later]):
+                    continue  # its context did not change
+                if later in self.accepted:  # a person's line is never re-translated
+                    self.kept.append(later)
+                    continue
                 [out] = self.translator.translate([self.request(later)],
                                                   beam_size=self.options.beam_size)
                 if out.text and out.text != self.texts[later]:
                     follow_ups.append(Change(later, self.texts[later], out.text))
                     self.texts[later] = out.text
+                    changed.add(later)
         self._reanalyze([unit] + [c.unit for c in follow_ups])
         self.history.append(changes + follow_ups)
         self.dirty = True
