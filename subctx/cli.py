@@ -347,9 +347,14 @@ def review(
 
     if not source.is_file():
         raise fail(f"{source}: no such file")
+    if translation is not None and not translation.is_file():
+        raise fail(f"{translation}: no such file (--translation)")
     target = output or translation or source.with_name(output_name(source))
     if target.resolve() == source.resolve():
         raise fail("the output would overwrite the English input")
+    if translation is None and target.is_file():  # reopening: resume the review
+        translation = target
+        err.print(f"resuming the review of {target} (pass --translation or -o for another)")
     try:
         bundle = load_bundle(model if model is not None else default_bundle_path())
         session = open_session(source, translation, bundle, context, max_gap, beam, device,
@@ -357,10 +362,23 @@ def review(
     except BundleError as problem:
         raise fail(str(problem)) from None
     except SubctxError as problem:
-        raise fail(f"{source}: {problem}") from None
+        raise fail(f"{translation if _is_about(problem, translation) else source}: "
+                   f"{problem}") from None
+    log = target.with_suffix(".review.json")
+    if translation is not None and log.is_file():
+        resumed = session.resume(log)
+        err.print(f"{resumed} earlier decision(s) restored from {log.name}")
+    if translation is None:  # a first translation is saved at once (the input is untouched)
+        session.save(target)
+        err.print(f"translation written to {target}")
     from subctx.review.app import ReviewApp
 
     ReviewApp(session, target, title=f"subctx review — {source.name}").run()
+
+
+def _is_about(problem: SubctxError, path: Path | None) -> bool:
+    """Whether a reading error came from the translation file rather than the English one."""
+    return path is not None and getattr(problem, "path", None) == path
 
 
 @app.command(cls=_Command)

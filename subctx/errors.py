@@ -6,7 +6,12 @@ class SubctxError(Exception):
 
 
 class InputError(SubctxError):
-    """A subtitle file could not be read or understood."""
+    """A subtitle file could not be read or understood; `path` names it when the message
+    alone would not (e.g. the translation, not the English, of a review)."""
+
+    def __init__(self, message: str, path=None):
+        super().__init__(message)
+        self.path = path
 
 
 class BundleError(SubctxError):

@@ -195,3 +195,11 @@ def test_version_help_and_info():
     assert len(info.output.splitlines()) < 30
     raw = runner.invoke(app, ["info", "--json"])
     assert raw.exit_code == 0 and '"architecture"' in raw.output
+
+
+def test_review_names_the_missing_translation_not_the_input(tmp_path):
+    src = write_srt(tmp_path / "movie.srt", FILM)
+    result = CliRunner().invoke(app, ["review", str(src), "--translation",
+                                      str(tmp_path / "nope.ru.srt")])
+    assert result.exit_code == 1 and "nope.ru.srt: no such file" in result.output
+    assert "movie.srt: no such file" not in result.output

@@ -92,3 +92,21 @@ def test_save_writes_srt_and_review_log(tmp_path):
     assert entries[0]["before"] == "Ты её видишь?" and entries[0]["after"] == "Вы её видите?"
     assert entries[0]["alternatives"] and "probability" in entries[0]["alternatives"][0]
     assert not s.dirty
+
+
+def test_reopening_resumes_the_decisions_of_the_review_log(tmp_path):
+    s = make_session()
+    s.set_text(2, "Ты видишь сумку? (моя правка)")
+    s.accept(4)
+    s.set_text(1, "Он был на столе.", "pick 2")
+    s.undo()  # the pick is undone: line 2 is the machine's again
+    log = s.save(tmp_path / "film.ru.srt")
+    assert "\\u" not in log.read_text(encoding="utf-8")  # readable UTF-8
+    again = make_session()
+    assert again.resume(log) == 4
+    assert again.accepted == {2, 4}
+    assert 2 not in again.flagged_units() and 4 not in again.flagged_units()
+    entries = json.loads(log.read_text(encoding="utf-8"))
+    entries[0]["english"] = "Another film's line."
+    (tmp_path / "other.json").write_text(json.dumps(entries), encoding="utf-8")
+    assert make_session().resume(tmp_path / "other.json") == 3  # the stranger is skipped

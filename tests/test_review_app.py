@@ -108,3 +108,32 @@ async def test_help_screen(app):
 def test_main_screen_snapshot(snap_compare, tmp_path, size):
     app = ReviewApp(make_session(), tmp_path / "film.ru.srt", title="subctx review — film.srt")
     assert snap_compare(app, terminal_size=size, press=["n"])
+
+
+async def test_the_edit_field_selects_its_text_so_typing_replaces_it(app):
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("down", "down", "down", "e")
+        await pilot.pause()
+        await pilot.press(*"Новая сцена.")
+        await pilot.press("enter")
+        await pilot.pause()
+        if app.screen.__class__.__name__ == "ChangesScreen":
+            await pilot.press("k")
+        assert app.session.texts[3] == "Новая сцена."  # replaced, not prepended
+
+
+async def test_a_hand_edit_survives_a_later_pick_in_the_same_scene(app):
+    """The lost edit: cue 3 edited by hand, then an alternative picked on cue 2."""
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("down", "down", "e")
+        await pilot.pause()
+        await pilot.press(*"Ты видишь сумку?")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.session.texts[2] == "Ты видишь сумку?"
+        await pilot.press("up", "2")  # pick the second alternative on cue 2
+        await pilot.pause()
+        if app.screen.__class__.__name__ == "ChangesScreen":
+            await pilot.press("enter")  # Enter keeps: the machine lines only
+        assert app.session.texts[2] == "Ты видишь сумку?"
+        assert app.session.kept == [2]

@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Footer, Header, Input, Static
+from textual.widgets.input import Selection
 
 from subctx.review.session import Change, ReviewSession
 
@@ -271,6 +272,11 @@ class ReviewApp(App[None]):
         editor.value = self.session.texts[self.current]
         editor.add_class("editing")
         editor.focus()
+
+        def select_all() -> None:  # typing replaces the line; arrows move inside it
+            editor.selection = Selection(0, len(editor.value))
+
+        self.call_after_refresh(select_all)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         editor = self.query_one("#edit", Input)

@@ -21,11 +21,14 @@ from subctx.units import plan_document
 def texts_from_translation(plan, translation_path: Path, encoding: str | None) -> list[str | None]:
     """Unit texts taken from an existing translation; None where its cue does not line up
     (different cue count, or a different number of dialogue turns)."""
-    sub = read_subtitles(translation_path, encoding)
+    try:
+        sub = read_subtitles(translation_path, encoding)
+    except InputError as err:
+        raise InputError(str(err), path=translation_path) from None
     texts: list[str | None] = [None] * len(plan.units)
     if len(sub.cues) != len(plan.layouts):
-        raise InputError(f"{translation_path.name} has {len(sub.cues)} cues, the English "
-                         f"{len(plan.layouts)}; they do not belong together")
+        raise InputError(f"it has {len(sub.cues)} cues, the English {len(plan.layouts)}; "
+                         "they do not belong together", path=translation_path)
     for layout, cue in zip(plan.layouts, sub.cues, strict=True):
         units = layout.units
         marked = [split_tags(line) for line in cue.lines]

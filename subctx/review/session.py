@@ -217,6 +217,35 @@ class ReviewSession:
         self.dirty = True
         return changes
 
+    def resume(self, log_path: Path) -> int:
+        """Take up an earlier review of this film: its decisions (edits, picks, accepts, undos)
+        from the review log mark the lines a person decided. Entries that do not belong to
+        this film (another English line at that place) are skipped. Returns how many were
+        restored."""
+        try:
+            entries = json.loads(Path(log_path).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return 0
+        restored = 0
+        for raw in entries if isinstance(entries, list) else []:
+            try:
+                entry = LogEntry(**raw)
+            except TypeError:
+                continue
+            if not (0 <= entry.unit < len(self.plan.units)) or \
+                    self.plan.units[entry.unit].text != entry.english:
+                continue
+            if entry.action == "undo":
+                self.accepted.discard(entry.unit)
+            else:
+                self.accepted.add(entry.unit)
+            if entry.unit in self.reviews:
+                self.reviews[entry.unit].flagged = entry.unit not in self.accepted and \
+                    self.reviews[entry.unit].flagged
+            self.log.append(entry)
+            restored += 1
+        return restored
+
     # -- output ------------------------------------------------------------------------------
     def cue_lines(self, width: int = DEFAULT_WIDTH,
                   max_lines: int = DEFAULT_MAX_LINES) -> list[list[str]]:
