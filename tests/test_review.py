@@ -110,3 +110,17 @@ def test_reopening_resumes_the_decisions_of_the_review_log(tmp_path):
     entries[0]["english"] = "Another film's line."
     (tmp_path / "other.json").write_text(json.dumps(entries), encoding="utf-8")
     assert make_session().resume(tmp_path / "other.json") == 3  # the stranger is skipped
+
+
+def test_a_flag_needs_a_close_runner_up_that_chose_differently():
+    from subctx.review.session import Alternative, choice_is_close
+
+    you = ambiguous_words("Can you see it?")
+    wording_only = [Alternative("Ты её видишь?", -1.0, "n-best"),
+                    Alternative("Ты видишь её?", -1.1, "n-best"),
+                    Alternative("Вы её видите?", -5.0, "variant")]
+    assert not choice_is_close(wording_only, you)  # the close one chose the same
+    close = [Alternative("Ты её видишь?", -1.0, "n-best"),
+             Alternative("Вы её видите?", -1.5, "variant")]
+    assert choice_is_close(close, you)
+    assert not choice_is_close(close, ambiguous_words("Hello there."))  # nothing to choose

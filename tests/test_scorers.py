@@ -56,12 +56,16 @@ def test_contrastive_accuracy_on_known_groups():
     ]
     scorer = Scorer()
     result = contrastive_accuracy(scorer, groups, context=3)
-    assert result["all"] == {"accuracy": round(2 / 3, 4), "groups": 3}
+    assert result["all"] == {"accuracy": round(2 / 3, 4), "groups": 3, "flag_rate": 0.0,
+                             "flag_precision": 0.0, "flag_recall": 0.0}  # margins of 5 nats
     assert result["ctx_dist=1"] == {"accuracy": 1.0, "groups": 2}
     assert result["ctx_dist=2"] == {"accuracy": 0.0, "groups": 1}
     assert scorer.requests[0].target_context == ("ты ok",)
-    # without context every variant scores the same: a tie is never counted as right
-    assert contrastive_accuracy(Scorer(), groups, context=0)["all"]["accuracy"] == 0.0
+    # without context every variant scores the same: a tie is never counted as right, and
+    # every group is flagged (a coin toss), each one rightly
+    blind = contrastive_accuracy(Scorer(), groups, context=0)["all"]
+    assert blind["accuracy"] == 0.0 and blind["flag_rate"] == 1.0
+    assert blind["flag_precision"] == 1.0 and blind["flag_recall"] == 1.0
 
 
 def test_read_voita_both_release_layouts(tmp_path):

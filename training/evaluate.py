@@ -175,8 +175,15 @@ def read_voita(root: Path, name: str) -> list[ContrastiveGroup]:
 
 def contrastive_accuracy(engine: Engine, groups: list[ContrastiveGroup], context: int,
                          on_groups: Progress | None = None) -> dict:
-    """Accuracy overall and by ctx_dist; `context` = how many context sentences to give."""
+    """Accuracy overall and by ctx_dist; `context` = how many context sentences to give.
+    The 'all' row also says how well the review's flags would triage these items: a group is
+    flagged when its best and second-best variants (which differ exactly in the context
+    choice) are within the review's closeness threshold; precision = flagged groups the model
+    gets wrong / flagged, recall = wrong groups that are flagged."""
+    from subctx.review.session import CLOSE_LOG_RATIO
+
     right: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    flags = {"flagged": 0, "flagged_wrong": 0, "wrong": 0}
     for start in range(0, len(groups), 32):
         chunk = groups[start:start + 32]
         requests, candidates = [], []
@@ -193,13 +200,24 @@ def contrastive_accuracy(engine: Engine, groups: list[ContrastiveGroup], context
             offset += len(g.variants)
             best = max(range(len(mine)), key=lambda i: mine[i])
             ok = int(best == g.true_index and mine.count(mine[best]) == 1)
+            ranked = sorted(mine, reverse=True)
+            flagged = len(ranked) > 1 and ranked[0] - ranked[1] < CLOSE_LOG_RATIO
+            flags["flagged"] += flagged
+            flags["wrong"] += not ok
+            flags["flagged_wrong"] += flagged and not ok
             for key in ("all", f"ctx_dist={g.ctx_dist}"):
                 right[key][0] += ok
                 right[key][1] += 1
         if on_groups:
             on_groups(len(chunk))
-    return {key: {"accuracy": round(r / n, 4), "groups": n} for key, (r, n) in
-            sorted(right.items())}
+    out = {key: {"accuracy": round(r / n, 4), "groups": n} for key, (r, n) in
+           sorted(right.items())}
+    if "all" in out:
+        out["all"] |= {
+            "flag_rate": round(flags["flagged"] / out["all"]["groups"], 4),
+            "flag_precision": round(flags["flagged_wrong"] / max(1, flags["flagged"]), 4),
+            "flag_recall": round(flags["flagged_wrong"] / max(1, flags["wrong"]), 4)}
+    return out
 
 
 # -- ctxpro ----------------------------------------------------------------------------------

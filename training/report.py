@@ -92,13 +92,13 @@ def show_table(title: str, rows: list[dict]) -> None:
     if not rows:
         console.print(f"{title}: nothing evaluated")
         return
-    columns = [c for c in rows[0] if not c.startswith("signature")]
+    columns = list(dict.fromkeys(c for row in rows for c in row if not c.startswith("signature")))
     table = Table(title=title)
     for column in columns:
         table.add_column(column, justify="right" if isinstance(rows[0][column], float | int)
                          else "left")
     for row in rows:
-        table.add_row(*(str(row[c]) for c in columns))
+        table.add_row(*(str(row.get(c, "")) for c in columns))
     Console().print(table)
 
 

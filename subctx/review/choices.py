@@ -95,6 +95,33 @@ def forced_variants(english: str, russian: str) -> list[str]:
     return [v for v in dict.fromkeys(variants) if v != russian]
 
 
+_INFORMAL = {a for a, _ in _POLITENESS}
+_POLITE = {b for _, b in _POLITENESS}
+_VERB_2SG = re.compile(r"(?<!\w)[а-яё]{2,}(?:ешь|ёшь|ишь)(?:ся)?(?!\w)", re.IGNORECASE)
+_VERB_2PL = re.compile(r"(?<!\w)[а-яё]{2,}(?:ете|ёте|ите)(?:сь)?(?!\w)", re.IGNORECASE)
+
+
+def choice_signature(russian: str, kinds: set[str]) -> tuple:
+    """What a Russian sentence chose where English left it open, for the given kinds of
+    choice: politeness (ты/вы), the third-person pronouns used (он/она/оно/они...) and the
+    past-tense agreement endings (сделал/сделала/сделали). Two translations that differ only
+    in other words have the same signature."""
+    words = re.findall(r"\w+", russian.lower())
+    parts: list = []
+    if "ты/вы" in kinds:
+        informal = any(w in _INFORMAL for w in words) or bool(_VERB_2SG.search(russian))
+        polite = any(w in _POLITE for w in words) or bool(_VERB_2PL.search(russian))
+        parts.append(("politeness", informal, polite))
+    if kinds & {"gender", "number/gender"}:
+        pronouns = sorted({w for w in words for forms in _GENDER_SETS if w in forms})
+        parts.append(("pronouns", tuple(pronouns)))
+    if kinds & {"gender", "number/gender", "speaker gender", "ты/вы"}:
+        endings = sorted({m.group(2).lower() for m in _PAST_ANY.finditer(russian)
+                          if m.group(1).lower() not in _NOT_VERBS})
+        parts.append(("past", tuple(endings)))
+    return tuple(parts)
+
+
 def _swap_family(text: str, pairs: list[tuple[str, str]], to_polite: bool) -> str:
     out = text
     for informal, polite in pairs:

@@ -13,13 +13,27 @@ from pathlib import Path
 from subctx.contract import Request, Translation, Translator
 from subctx.layout import piece_words
 from subctx.pipeline import DecodeOptions, build_request, document_contexts
-from subctx.review.choices import ambiguous_words, forced_variants
+from subctx.review.choices import ambiguous_words, choice_signature, forced_variants
 from subctx.subtitles import SubtitleFile
 from subctx.textio import atomic_write_text
 from subctx.units import DocumentPlan, render_cues
 from subctx.wrap import DEFAULT_MAX_LINES, DEFAULT_WIDTH
 
 CLOSE_LOG_RATIO = math.log(4.0)  # flagged when the runner-up is at least 1/4 as likely
+
+
+def choice_is_close(alternatives: list, ambiguous: list[tuple[int, int, str]]) -> bool:
+    """A context decision that could go either way: the best alternative and the best one
+    that *chose differently* (ты/вы, pronoun, gender) are within CLOSE_LOG_RATIO. Runners-up
+    that differ only in wording do not count. `alternatives` are sorted best first."""
+    kinds = {kind for _, _, kind in ambiguous}
+    if not kinds or len(alternatives) < 2:
+        return False
+    top = alternatives[0]
+    chosen = choice_signature(top.text, kinds)
+    other = next((a for a in alternatives[1:] if choice_signature(a.text, kinds) != chosen),
+                 None)
+    return other is not None and top.log_prob - other.log_prob < CLOSE_LOG_RATIO
 
 
 @dataclass
@@ -104,9 +118,8 @@ class ReviewSession:
             a.share = math.exp(a.log_prob - top) / total
         review.alternatives.sort(key=lambda a: -a.log_prob)
         review.hint = self._hint(best, english)
-        ranked = sorted(a.log_prob for a in review.alternatives)
-        close = len(ranked) > 1 and ranked[-1] - ranked[-2] < CLOSE_LOG_RATIO
-        review.flagged = bool(review.ambiguous) and close and unit not in self.accepted
+        review.flagged = (unit not in self.accepted
+                          and choice_is_close(review.alternatives, review.ambiguous))
         self.reviews[unit] = review
         return review
 
