@@ -143,8 +143,9 @@ class ReviewApp(App[None]):
         table.add_column(" ", key="flag", width=1)
         table.add_column("cue", key="cue", width=4)
         table.add_column("time", key="time", width=5)
-        table.add_column("English", key="en")
-        table.add_column("Russian", key="ru")
+        text_width = self._text_width()
+        table.add_column("English", key="en", width=text_width)
+        table.add_column("Russian", key="ru", width=text_width)
         for u in self.rows:
             unit = self.session.plan.units[u]
             table.add_row(self._flag(u), str(self.cue_of[u]), _time(unit.start), unit.text,
@@ -153,6 +154,20 @@ class ReviewApp(App[None]):
         table.focus()
         if self.rows:
             self._show(0)
+
+    def _text_width(self) -> int:
+        """English and Russian share what the flag, cue and time columns leave."""
+        return max(12, (self.size.width - 1 - 4 - 5 - 2 * 5 - 2) // 2)
+
+    def on_resize(self, event) -> None:
+        table = self.query_one(DataTable)
+        width = self._text_width()
+        for key in ("en", "ru"):
+            column = table.columns.get(key)  # type: ignore[call-overload]
+            if column is not None:
+                column.width = width
+                column.auto_width = False
+        table.refresh()
 
     def _flag(self, unit: int) -> Text:
         review = self.session.reviews.get(unit)
@@ -211,6 +226,12 @@ class ReviewApp(App[None]):
             out.append(f"{alt.share:5.1%} ", style="cyan")
             out.append(alt.text, style="bold" if chosen else "")
             out.append(f"  ({alt.origin})\n" if not chosen else "  ◀ current\n", style="dim")
+        top = review.alternatives[0].text if review.alternatives else session.texts[unit]
+        if top != session.texts[unit]:
+            why = ("your line" if unit in session.accepted else
+                   "beam search picks by probability per word (with a length penalty), this "
+                   "list ranks whole lines")
+            out.append(f"◀ current is not the most probable line: {why}\n", style="dim")
         if review.hint:
             words = ", ".join(f"{w} ({s:.0%})" for w, s in review.hint)
             out.append(f"attended in context: {words}\n", style="magenta")

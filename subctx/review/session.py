@@ -140,6 +140,13 @@ class ReviewSession:
             mass = sum(row[i] for row in att.weights for i in idx) / rows
             weights[word] = max(weights.get(word, 0.0), mass)
         ranked = sorted(weights.items(), key=lambda kv: -kv[1])
+        if translation.context_attention is None:
+            # a concatenation model gives the previous line a few percent of its attention
+            # in all: show each context word's share of that (if it is not just noise)
+            total = sum(weights.values())
+            if total < 0.005:
+                return []
+            return [(w, s / total) for w, s in ranked if s / total >= 0.1][:3]
         return [(w, s) for w, s in ranked if s >= 0.05][:3]
 
     def _reanalyze(self, units: list[int]) -> None:
