@@ -39,6 +39,10 @@ class Request:
     text: str
     source_context: tuple[str, ...] = ()
     target_context: tuple[str, ...] = ()
+    # the start of the translation, forced (the review's variants: the model writes the rest,
+    # so that verbs and adjectives agree with a flipped pronoun); backends that cannot force
+    # it say so with `supports_forced_start = False`
+    forced_start: str = ""
 
 
 @dataclass

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import ctranslate2
@@ -37,8 +37,9 @@ class Prepared:
 
     source: list[str]
     tokens: list[str]
-    prefix: list[str]
+    prefix: list[str]  # the target-side context
     budget: int
+    forced: list[str] = field(default_factory=list)  # the forced start of the translation
 
 
 def resolve_device(device: str) -> str:
@@ -53,6 +54,8 @@ def resolve_device(device: str) -> str:
 
 class Engine:
     """Loads a bundle once and translates batches of requests."""
+
+    supports_forced_start = True
 
     def __init__(self, bundle: Bundle | str | Path, device: str = "auto",
                  compute_type: str = "auto", threads: int = 0):
@@ -111,7 +114,9 @@ class Engine:
             last_position = layout.shifted_positions(
                 segments, self.manifest.context.segment_shift)[-1]
             if k == 0 or (last_position < limit and room >= self._budget(current)):
-                return Prepared(source, tokens, prefix, self._budget(current))
+                forced = (self._pieces(self.target_sp, request.forced_start)
+                          if request.forced_start else [])
+                return Prepared(source, tokens, prefix, self._budget(current), forced)
             k -= 1
 
     @staticmethod
@@ -134,14 +139,15 @@ class Engine:
         if not requests:
             return []
         inputs = [self._inputs(r) for r in requests]
-        longest_prefix = max(len(p.prefix) for p in inputs)
+        longest_prefix = max(len(p.prefix) + len(p.forced) for p in inputs)
         # CTranslate2 counts the forced prefix in max_decoding_length: the current sentence
         # gets its whole budget after the prefix (`_inputs` made sure both fit the positions).
         decode_len = min(self.manifest.max_positions - 1,
-                         max(len(p.prefix) + p.budget for p in inputs))
+                         max(len(p.prefix) + len(p.forced) + p.budget for p in inputs))
         results = self.translator.translate_batch(
             [p.source for p in inputs],
-            target_prefix=[p.prefix or None for p in inputs] if longest_prefix else None,
+            target_prefix=([(p.prefix + p.forced) or None for p in inputs] if longest_prefix
+                           else None),
             beam_size=max(beam_size, num_hypotheses), num_hypotheses=num_hypotheses,
             return_scores=True, return_attention=return_attention,
             max_batch_size=max_batch_size, max_input_length=0,

@@ -70,6 +70,7 @@ class TorchEngine:
         return self.sp  # one joint vocabulary, as subctx.engine.Engine.target_sp
 
     uses_target_context = False  # these models read source-side context only
+    supports_forced_start = False  # its beam search forces no prefix
 
     # -- input --------------------------------------------------------------------------------
     def _tensors(self, requests: Sequence[Request]):

@@ -122,3 +122,11 @@ def test_long_context_does_not_shorten_the_current_sentence(engine, monkeypatch)
     engine.translate([req], beam_size=1)
     prefix = engine._inputs(req).prefix
     assert seen[1] == seen[0] + len(prefix)
+
+
+def test_a_forced_start_begins_the_translation(engine):
+    [plain] = engine.translate([Request("Where is the door?")], beam_size=2)
+    request = Request("Where is the door?", ("Thank you.",), ("Спасибо.",), forced_start="Где")
+    [forced] = engine.translate([request], beam_size=2)
+    assert forced.text.startswith("Где") and not forced.text.startswith("Спасибо")
+    assert plain.text  # and without a forced start nothing changes

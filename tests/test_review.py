@@ -3,7 +3,7 @@
 import json
 
 from subctx.contract import AttentionMap, Translation
-from subctx.review.choices import ambiguous_words, forced_variants
+from subctx.review.choices import ambiguous_words, forced_head, forced_variants
 from tests.review_fixtures import make_session
 
 
@@ -124,3 +124,26 @@ def test_a_flag_needs_a_close_runner_up_that_chose_differently():
              Alternative("Вы её видите?", -1.5, "variant")]
     assert choice_is_close(close, you)
     assert not choice_is_close(close, ambiguous_words("Hello there."))  # nothing to choose
+
+
+def test_variants_are_written_by_the_model_after_the_flipped_word():
+    from tests.review_fixtures import FakeTranslator
+
+    class Forcing(FakeTranslator):
+        supports_forced_start = True
+        agree = {"Вы": "Вы её видите?", "Ты": "Ты её видишь?"}
+
+        def translate(self, requests, **kw):
+            out = super().translate(requests, **kw)
+            for r, t in zip(requests, out, strict=True):
+                if r.forced_start:
+                    t.text = self.agree.get(r.forced_start, r.forced_start + " ...")
+            return out
+
+    s = make_session()
+    s.translator = Forcing()
+    s.texts[2] = "Ты её видишь?"
+    review = s.analyze(2, refresh=True)
+    assert "Вы её видите?" in [a.text for a in review.alternatives]
+    assert forced_head("Ты должен вернуться.", "Вы должен вернуться.") == "Вы"
+    assert forced_head("Она была на столе.", "Она было на столе.") == "Она было"

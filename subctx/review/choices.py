@@ -122,6 +122,18 @@ def choice_signature(russian: str, kinds: set[str]) -> tuple:
     return tuple(parts)
 
 
+def forced_head(original: str, variant: str) -> str:
+    """The start of `variant` up to and including its first word that differs from
+    `original` ("Вы должен вернуться." vs "Ты должен..." -> "Вы"): what to force so that the
+    model writes the rest in agreement."""
+    theirs = list(re.finditer(r"\w+", variant))
+    mine = [m.group(0) for m in re.finditer(r"\w+", original)]
+    for i, match in enumerate(theirs):
+        if i >= len(mine) or match.group(0) != mine[i]:
+            return variant[: match.end()]
+    return variant
+
+
 def _swap_family(text: str, pairs: list[tuple[str, str]], to_polite: bool) -> str:
     out = text
     for informal, polite in pairs:

@@ -7,13 +7,18 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from subctx.contract import Request, Translation, Translator
 from subctx.layout import piece_words
 from subctx.pipeline import DecodeOptions, build_request, document_contexts
-from subctx.review.choices import ambiguous_words, choice_signature, forced_variants
+from subctx.review.choices import (
+    ambiguous_words,
+    choice_signature,
+    forced_head,
+    forced_variants,
+)
 from subctx.subtitles import SubtitleFile
 from subctx.textio import atomic_write_text
 from subctx.units import DocumentPlan, render_cues
@@ -104,6 +109,7 @@ class ReviewSession:
                                            num_hypotheses=4, return_attention=True)
         candidates = [self.texts[unit]] + [a.text for a in best.alternatives]
         variants = forced_variants(english, self.texts[unit]) if review.ambiguous else []
+        variants = self._decoded_variants(request, self.texts[unit], variants)
         texts = list(dict.fromkeys(candidates + variants))
         known = {a.text: a.log_prob for a in best.alternatives}  # n-best: already scored
         missing = [t for t in texts if t not in known]
@@ -122,6 +128,19 @@ class ReviewSession:
                           and choice_is_close(review.alternatives, review.ambiguous))
         self.reviews[unit] = review
         return review
+
+    def _decoded_variants(self, request: Request, current: str, variants: list[str]
+                          ) -> list[str]:
+        """Let the model write each variant after its flipped word, so that the verbs,
+        adjectives and possessives agree ("Вы должен" -> "Вы должны вернуться."); the
+        string-level variant stays where the backend cannot force a start."""
+        if not variants or not getattr(self.translator, "supports_forced_start", False):
+            return variants
+        heads = [forced_head(current, v) for v in variants]
+        requests = [replace(request, forced_start=h) for h in heads]
+        outputs = self.translator.translate(requests, beam_size=max(4, self.options.beam_size))
+        return list(dict.fromkeys(o.text if o.text.startswith(h.strip()) and o.text else v
+                                  for o, h, v in zip(outputs, heads, variants, strict=True)))
 
     def _hint(self, translation: Translation, english: str) -> list[tuple[str, float]]:
         """Context words the model attended to most while writing the translation."""
