@@ -4,6 +4,8 @@ import json
 
 from subctx.contract import AttentionMap, Translation
 from subctx.review.choices import ambiguous_words, forced_head, forced_variants
+from subctx.pipeline import DecodeOptions
+from subctx.review.session import ReviewSession
 from tests.review_fixtures import make_session
 
 
@@ -147,3 +149,24 @@ def test_variants_are_written_by_the_model_after_the_flipped_word():
     assert "Вы её видите?" in [a.text for a in review.alternatives]
     assert forced_head("Ты должен вернуться.", "Вы должен вернуться.") == "Вы"
     assert forced_head("Она была на столе.", "Она было на столе.") == "Она было"
+
+
+def test_a_politeness_choice_carries_through_the_scene():
+    from subctx.review.choices import politeness
+    from subctx.srt import parse_srt_text
+    from subctx.units import plan_document
+    from tests.review_fixtures import FakeTranslator
+
+    film = "".join(f"{i}\n00:00:0{i},000 --> 00:00:0{i},900\n{t}\n\n" for i, t in enumerate(
+        ["Can you help me?", "Do you want coffee?", "Yes, please.", "Are you tired?"], 1))
+    sub = parse_srt_text(film)
+    plan = plan_document(sub)
+    texts = ["Вы можете мне помочь?", "Ты хочешь кофе?", "Да, пожалуйста.", "Ты устал?"]
+    s = ReviewSession(sub, plan, FakeTranslator(), DecodeOptions(context=1), texts)
+    s.accept(3)  # the person decided line 4 themselves
+    changes = s.carry_choice(0)
+    assert [c.unit for c in changes] == [1] and s.kept == [3]
+    assert politeness(s.texts[1]) == "вы" and s.texts[3] == "Ты устал?"
+    s.revert(changes)
+    assert s.texts[1] == "Ты хочешь кофе?"
+    assert politeness("Да, пожалуйста.") is None and politeness("Вы можете?") == "вы"

@@ -137,3 +137,27 @@ async def test_a_hand_edit_survives_a_later_pick_in_the_same_scene(app):
             await pilot.press("enter")  # Enter keeps: the machine lines only
         assert app.session.texts[2] == "Ты видишь сумку?"
         assert app.session.kept == [2]
+
+
+async def test_carry_a_politeness_choice_with_preview(tmp_path):
+    from subctx.pipeline import DecodeOptions
+    from subctx.review.session import ReviewSession
+    from subctx.srt import parse_srt_text
+    from subctx.units import plan_document
+    from tests.review_fixtures import FakeTranslator
+
+    film = "".join(f"{i}\n00:00:0{i},000 --> 00:00:0{i},900\n{t}\n\n" for i, t in enumerate(
+        ["Can you help me?", "Do you want coffee?", "Yes, please."], 1))
+    sub = parse_srt_text(film)
+    plan = plan_document(sub)
+    texts = ["Вы можете мне помочь?", "Ты хочешь кофе?", "Да, пожалуйста."]
+    session = ReviewSession(sub, plan, FakeTranslator(), DecodeOptions(context=1), texts)
+    app = ReviewApp(session, tmp_path / "film.ru.srt")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("c")
+        await pilot.pause()
+        assert app.screen.__class__.__name__ == "ChangesScreen"
+        await pilot.press("k")
+        assert session.texts[1].startswith("Вы")
+        await pilot.press("u")  # one undo takes the whole carry back
+        assert session.texts[1] == "Ты хочешь кофе?"

@@ -20,13 +20,15 @@ HELP = """[b]subctx review[/b] — keys
   ↑ / ↓     move between lines          n / p   next / previous flagged choice
   1 … 9     use alternative N           e       edit the translation (Enter saves)
   a         accept as it is             u       undo the last change
+  c         carry this line's ты/вы to the rest of the scene (preview, keep or revert)
   s         save .srt + review log      q       quit (asks if there are unsaved changes)
   ?         this help
 
 A line is [b]flagged ⚑[/b] when its English hides a choice Russian must make (it, they, you,
-I + past tense, one) and the model's alternatives are close in probability. Changing a line
-re-translates the lines after it in the same scene, because they use it as context; you then
-keep or revert what changed."""
+I + past tense, one) and the best alternative that chose differently (ты/вы, он/она...) is
+close in probability. Changing a line re-translates the machine's lines after it in the same
+scene, because they use it as context; you then keep or revert what changed. Lines you edited,
+picked or accepted are never changed by that."""
 
 
 def _time(seconds: float | None) -> str:
@@ -116,7 +118,8 @@ class ReviewApp(App[None]):
     BINDINGS = [
         Binding("n", "next_flag", "next ⚑"), Binding("p", "previous_flag", "prev ⚑"),
         Binding("e", "edit", "edit"), Binding("a", "accept", "accept"),
-        Binding("u", "undo", "undo"), Binding("s", "save", "save"),
+        Binding("u", "undo", "undo"), Binding("c", "carry", "carry ты/вы"),
+        Binding("s", "save", "save"),
         Binding("q", "quit_review", "quit"), Binding("question_mark", "help", "help"),
         *[Binding(str(i), f"pick({i})", show=False) for i in range(1, 10)],
     ]
@@ -263,26 +266,42 @@ class ReviewApp(App[None]):
             return
         self._apply(unit, review.alternatives[number - 1].text, f"pick {number}")
 
+    def action_carry(self) -> None:
+        changes = self.session.carry_choice(self.current)
+        kept = [(u, self.session.texts[u]) for u in self.session.kept]
+        if not changes:
+            self.notify("no later line of this scene addresses someone the other way"
+                        + (f" ({len(kept)} of yours kept)" if kept else ""), timeout=3)
+            return
+        self._review_changes(changes, kept)
+
+    def _review_changes(self, changes, kept) -> None:
+        """Show the changed later lines; keep them or revert them."""
+        for change in changes:
+            self._refresh_row(change.unit)
+        self._after_change()
+
+        def decide(keep: bool | None) -> None:
+            if not keep:
+                self.session.revert(changes)
+                for change in changes:
+                    self._refresh_row(change.unit)
+                self.notify(f"reverted {len(changes)} later line(s)", timeout=2)
+            self._after_change()
+
+        self.push_screen(ChangesScreen(changes, self.cue_of, kept), decide)
+
     def _apply(self, unit: int, text: str, action: str) -> None:
         follow_ups = self.session.set_text(unit, text, action)
         self._refresh_row(unit)
-        for change in follow_ups:
-            self._refresh_row(change.unit)
-        self._after_change()
         kept = [(u, self.session.texts[u]) for u in self.session.kept]
         if not follow_ups and kept:
             self.notify(f"{len(kept)} later line(s) edited by you were kept as they are",
                         timeout=3)
         if follow_ups:
-            def decide(keep: bool | None) -> None:
-                if not keep:
-                    self.session.revert(follow_ups)
-                    for change in follow_ups:
-                        self._refresh_row(change.unit)
-                    self.notify(f"reverted {len(follow_ups)} later line(s)", timeout=2)
-                self._after_change()
-
-            self.push_screen(ChangesScreen(follow_ups, self.cue_of, kept), decide)
+            self._review_changes(follow_ups, kept)
+        else:
+            self._after_change()
 
     def _after_change(self) -> None:
         self._refresh_title()

@@ -122,6 +122,14 @@ def choice_signature(russian: str, kinds: set[str]) -> tuple:
     return tuple(parts)
 
 
+def politeness(russian: str) -> str | None:
+    """'ты' or 'вы' when a translation addresses someone one way only, else None."""
+    _, informal, polite = choice_signature(russian, {"ты/вы"})[0]
+    if informal == polite:
+        return None
+    return "ты" if informal else "вы"
+
+
 def forced_head(original: str, variant: str) -> str:
     """The start of `variant` up to and including its first word that differs from
     `original` ("Вы должен вернуться." vs "Ты должен..." -> "Вы"): what to force so that the

@@ -18,6 +18,7 @@ from subctx.review.choices import (
     choice_signature,
     forced_head,
     forced_variants,
+    politeness,
 )
 from subctx.subtitles import SubtitleFile
 from subctx.textio import atomic_write_text
@@ -225,6 +226,40 @@ class ReviewSession:
         self.history.append(changes + follow_ups)
         self.dirty = True
         return follow_ups
+
+    def carry_choice(self, unit: int) -> list[Change]:
+        """Apply this line's ты/вы to the later lines of its scene (same conversation, so
+        the same addressee) that chose the other way: each becomes its model-written variant.
+        A person's lines are kept (listed in `kept`). The caller may keep or revert."""
+        self.kept = []
+        chosen = politeness(self.texts[unit])
+        if chosen is None:
+            return []
+        changes: list[Change] = []
+        for later in self.dependents(unit):
+            kinds = {k for _, _, k in ambiguous_words(self.plan.units[later].text)}
+            current = self.texts[later]
+            if "ты/вы" not in kinds or politeness(current) in (None, chosen):
+                continue
+            if later in self.accepted:
+                self.kept.append(later)
+                continue
+            flipped = [v for v in forced_variants(self.plan.units[later].text, current)
+                       if politeness(v) == chosen]
+            if not flipped:
+                continue
+            [text] = self._decoded_variants(self.request(later), current, flipped[:1])
+            if politeness(text) == chosen:
+                changes.append(Change(later, current, text))
+                self.texts[later] = text
+        if changes:
+            entry = self.plan.units[unit]
+            self.log.append(LogEntry(entry.cue + 1, unit, entry.text, self.texts[unit],
+                                     self.texts[unit], f"carry {chosen}", []))
+            self._reanalyze([c.unit for c in changes])
+            self.history.append([Change(unit, self.texts[unit], self.texts[unit]), *changes])
+            self.dirty = True
+        return changes
 
     def revert(self, changes: list[Change]) -> None:
         """Undo some follow-up changes but keep the edit that caused them."""
