@@ -128,7 +128,11 @@ class ReviewApp(App[None]):
         super().__init__()
         self.session, self.output = session, output
         self.title_text = title
-        self.rows = list(range(len(session.plan.units)))
+        units = session.plan.units
+        # in cue order; a sound annotation (an untimed unit after the sentences) before the
+        # words of its cue
+        self.rows = sorted(range(len(units)),
+                           key=lambda u: (units[u].cue, units[u].start is not None, u))
         self.cue_of = {u: int(session.sub.cues[unit.cue].number or unit.cue + 1)
                        for u, unit in enumerate(session.plan.units)}
         self.status = ""
