@@ -30,6 +30,9 @@ SETTINGS = {
     "sequential": dict(schedule="sequential", guard=GuardSettings(enabled=False)),
     "batched": dict(schedule="batched", guard=GuardSettings(enabled=False)),
     "batched + guard": dict(schedule="batched"),
+    "sequential + guard": dict(schedule="sequential"),
+    "two-pass": dict(schedule="two-pass", guard=GuardSettings(enabled=False)),
+    "two-pass + guard": dict(schedule="two-pass"),
 }
 
 

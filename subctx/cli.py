@@ -218,9 +218,10 @@ def translate(
         "--dry-run", metavar="",
         help="Check inputs and show what would be written; translate nothing.")] = False,
     schedule: Annotated[str, typer.Option(
-        metavar="sequential|batched",
+        metavar="sequential|batched|two-pass",
         help="sequential: each cue after the one before it; batched: all cues in large "
-             "batches, repeated until every cue has its final context (same output).")
+             "batches, repeated until every cue has its final context (same output); "
+             "two-pass: context from the previous cue's plain translation (fastest, close).")
     ] = "sequential",
     guard: Annotated[bool, typer.Option(
         "--guard/--no-guard", metavar="",

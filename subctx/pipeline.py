@@ -12,6 +12,9 @@ depends on the ones before it. Two schedules give the same translations:
   than sequential; bench/context_schedule.py measures it).
 - 'sequential' (default): a unit is translated once its context units are final, so every
   scene chain advances one unit per batch (all chains of all files together).
+- 'two-pass': the batched schedule stopped after its first context pass: each cue's prefix is
+  the previous cue's translation *without* context. Not what the sequential decoder gives
+  (bench/context_schedule.py measures how far), but two batched passes in all.
 Translations made with context pass the guard (subctx.guard), which falls back to the plain
 translation for a cue whose context translation is not a translation of it.
 """
@@ -27,7 +30,7 @@ from subctx.guard import GuardSettings, verdict
 from subctx.units import DocumentPlan, render_cues
 from subctx.wrap import DEFAULT_MAX_LINES, DEFAULT_WIDTH
 
-SCHEDULES = ("batched", "sequential")
+SCHEDULES = ("sequential", "batched", "two-pass")
 
 
 @dataclass
@@ -98,6 +101,7 @@ class _Scheduler:
         self.done: list[list[Translation | None]] = [[None] * len(p.units) for p in plans]
         self.final = [[False] * len(p.units) for p in plans]
         self.results: list[DocumentResult | None] = [None] * len(plans)
+        self.plain_scores: dict[Unit, Hypothesis] = {}
         self.dependents: list[list[list[int]]] = []
         for ctx in self.contexts:
             deps: list[list[int]] = [[] for _ in ctx]
@@ -112,7 +116,7 @@ class _Scheduler:
         requests = [self._request(d, u) if with_context else
                     Request(self.plans[d].units[u].text) for d, u in units]
         out: list[Translation] = []
-        step = max(opts.batch_size, 256 if opts.schedule == "batched" else opts.batch_size)
+        step = opts.batch_size if opts.schedule == "sequential" else max(opts.batch_size, 256)
         for i in range(0, len(requests), step):
             out += self.translator.translate(
                 requests[i:i + step], beam_size=opts.beam_size,
@@ -132,13 +136,12 @@ class _Scheduler:
                   if out.text != plain[unit].text]
         scores: dict[int, tuple[Hypothesis, Hypothesis]] = {}
         if differ and hasattr(self.translator, "score"):
-            requests, candidates = [], []
-            for i in differ:
-                d, u = units[i]
-                requests += [Request(self.plans[d].units[u].text)] * 2
-                candidates += [outputs[i].text, plain[units[i]].text]
-            hyps = self.translator.score(requests, candidates)
-            scores = {i: (hyps[2 * j], hyps[2 * j + 1]) for j, i in enumerate(differ)}
+            self._score_plain([units[i] for i in differ], plain)
+            requests = [Request(self.plans[units[i][0]].units[units[i][1]].text)
+                        for i in differ]
+            hyps = self.translator.score(requests, [outputs[i].text for i in differ])
+            scores = {i: (hyp, self.plain_scores[units[i]])
+                      for i, hyp in zip(differ, hyps, strict=True)}
         guarded = list(outputs)
         for i in differ:
             d, u = units[i]
@@ -152,6 +155,18 @@ class _Scheduler:
                                          fallback.attention, fallback.context_attention,
                                          fallback=reason)
         return guarded
+
+    def _score_plain(self, units: list[Unit], plain: dict[Unit, Translation]) -> None:
+        """The plain translations' own scores (cue alone), once per unit, in large batches:
+        the guard compares every context translation with them."""
+        missing = [unit for unit in units if unit not in self.plain_scores]
+        if not missing and self.plain_scores:
+            return
+        if not self.plain_scores:  # first time: every unit that has context, at once
+            missing = [(d, u) for d, u in plain if self.contexts[d][u]] or missing
+        requests = [Request(self.plans[d].units[u].text) for d, u in missing]
+        hyps = self.translator.score(requests, [plain[unit].text for unit in missing])
+        self.plain_scores.update(zip(missing, hyps, strict=True))
 
     # -- schedules ---------------------------------------------------------------------------
     def run(self) -> list[DocumentResult]:
@@ -168,7 +183,7 @@ class _Scheduler:
             return self._results()
         first = [(d, u) for d, u in all_units if not self.contexts[d][u]]
         later = [(d, u) for d, u in all_units if self.contexts[d][u]]
-        batched = self.options.schedule == "batched"
+        batched = self.options.schedule != "sequential"
         plain_units = all_units if self.options.guard.enabled or batched else first
         plain = dict(zip(plain_units, self._translate(plain_units, with_context=False),
                          strict=True))
@@ -200,7 +215,9 @@ class _Scheduler:
                         ready.append((d, v))
 
     def _fixed_point(self, pending: list[Unit], plain: dict[Unit, Translation]) -> None:
-        while pending:
+        passes = 1 if self.options.schedule == "two-pass" else None
+        while pending and passes != 0:
+            passes = None if passes is None else passes - 1
             outputs = self._guarded(pending, self._translate(pending, with_context=True), plain)
             changed = []
             for (d, u), out in zip(pending, outputs, strict=True):

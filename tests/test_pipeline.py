@@ -179,3 +179,11 @@ def test_guard_falls_back_to_the_plain_translation_for_a_drifting_cue():
         off = translate_documents([FILM], Drifting(), DecodeOptions(
             context=1, schedule=schedule, guard=GuardSettings(enabled=False)))[0]
         assert off.texts()[1] == "WHERE IS HE? HE LEFT."
+
+
+def test_two_pass_uses_the_plain_translation_as_prefix():
+    model = Chained()
+    [result] = translate_documents([LONG], model, DecodeOptions(
+        context=1, schedule="two-pass", guard=GuardSettings(enabled=False)))
+    assert result.texts()[:3] == ["LINE 0.#", "LINE 1.##", "LINE 2.##"]  # not ### as sequential
+    assert len(model.batches) == 2  # one plain pass, one context pass
