@@ -16,14 +16,13 @@ import time
 from pathlib import Path
 
 import sacrebleu
-from rich.console import Console
-from rich.table import Table
 
 from subctx.engine import open_engine
 from subctx.guard import GuardSettings
 from subctx.pipeline import DecodeOptions, translate_documents
 from training.data import read_documents
 from training.evaluate import plan_from_document
+from training.report import show_table
 
 SETTINGS = {
     "context 0": dict(context=0),
@@ -73,12 +72,8 @@ def main() -> None:
         same = sum(a == b for a, b in zip(outputs[row["setting"]], reference, strict=True))
         row["identical_to_sequential"] = round(same / len(reference), 4)
         row["cost_vs_context_0"] = round(row["seconds"] / base, 2)
-    table = Table(title=f"context schedules: {len(refs)} cues of {', '.join(map(str, args.data))}")
-    for column in rows[0]:
-        table.add_column(column, justify="left" if column == "setting" else "right")
-    for row in rows:
-        table.add_row(*(str(v) for v in row.values()))
-    Console().print(table)
+    show_table(f"context schedules: {len(refs)} cues of {', '.join(map(str, args.data))}",
+               rows)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
 

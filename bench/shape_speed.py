@@ -22,13 +22,13 @@ from pathlib import Path
 import sentencepiece as spm
 import torch
 from rich.console import Console
-from rich.table import Table
 
 from subctx.bundle import ContextSettings, Manifest
 from subctx.engine import Engine, Request
 from training.data import read_documents
 from training.export import export_bundle
 from training.model import ModelConfig, Transformer
+from training.report import show_table
 
 # name: (d_model, heads, ffn, encoder layers, decoder layers, vocabulary)
 SHAPES = {
@@ -117,13 +117,8 @@ def main() -> None:
                     measure(engine, requests, 1 if ctx else 32, args.beam, args.repeat), 1)
             rows.append(row)
             Console().print(row)
-    table = Table(title=f"decoding speed of model shapes ({total} friends_dev sentences, "
-                        f"beam {args.beam}, {args.threads} threads, int8)")
-    for column in rows[0]:
-        table.add_column(column, justify="left" if column == "shape" else "right")
-    for row in rows:
-        table.add_row(*(str(v) for v in row.values()))
-    Console().print(table)
+    show_table(f"decoding speed of model shapes ({total} friends_dev sentences, beam "
+               f"{args.beam}, {args.threads} threads, int8)", rows)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
 

@@ -14,7 +14,7 @@ import re
 
 from subctx.errors import InputError
 from subctx.srt import parse_timestamp
-from subctx.subtitles import Cue, SubtitleFile, split_lines, strip_ending
+from subctx.subtitles import Cue, SubtitleFile, file_lines
 
 _SECTION = re.compile(r"^\s*\[(?P<name>[^\]]+)\]\s*$")
 _FORMAT = re.compile(r"^\s*Format\s*:\s*(?P<fields>.*)$", re.IGNORECASE)
@@ -26,11 +26,7 @@ DEFAULT_FIELDS = ["Layer", "Start", "End", "Style", "Name", "MarginL", "MarginR"
 
 def parse_ass_text(text: str, encoding: str = "utf-8") -> SubtitleFile:
     """Parse decoded ASS/SSA text. Raises InputError when it is not a script with events."""
-    if not text.strip():
-        raise InputError("empty file")
-    newline = "\r\n" if "\r\n" in text else "\n"
-    raw_lines = split_lines(text)
-    lines = [strip_ending(line) for line in raw_lines]
+    newline, raw_lines, lines = file_lines(text)
     first = next((ln for ln in lines if ln.strip()), "").lstrip("\ufeff").strip()
     if first.lower() != "[script info]":
         raise InputError("not an ASS/SSA script (no [Script Info] at the top)")

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from subctx.errors import InputError
-from subctx.subtitles import Cue, SubtitleFile, read_subtitles, split_lines, strip_ending
+from subctx.subtitles import Cue, SubtitleFile, file_lines, read_subtitles
 
 __all__ = ["Cue", "SubtitleFile", "parse_srt_text", "parse_timestamp", "read_srt",
            "render_srt"]
@@ -38,13 +38,9 @@ def _is_timing(line: str) -> bool:
 
 def parse_srt_text(text: str, encoding: str = "utf-8") -> SubtitleFile:
     """Parse decoded .srt text. Raises InputError when it holds no subtitles at all."""
-    newline = "\r\n" if "\r\n" in text else "\n"
-    raw_lines = split_lines(text)
-    lines = [strip_ending(line) for line in raw_lines]
+    newline, raw_lines, lines = file_lines(text)
     timing_rows = [i for i, line in enumerate(lines) if _is_timing(line)]
     if not timing_rows:
-        if not text.strip():
-            raise InputError("empty file")
         raise InputError("not a subtitle file (no 'HH:MM:SS,mmm --> HH:MM:SS,mmm' timing line)")
     warnings: list[str] = []
     head = [ln for ln in lines[: timing_rows[0]] if ln.strip()]

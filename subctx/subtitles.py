@@ -128,3 +128,12 @@ def split_lines(text: str) -> list[str]:
 
 def strip_ending(line: str) -> str:
     return line.rstrip("\r\n")
+
+
+def file_lines(text: str) -> tuple[str, list[str], list[str]]:
+    """What every reader starts from: the file's newline, its lines with their endings (for
+    the template) and without (for parsing). An empty file is an InputError."""
+    if not text.strip():
+        raise InputError("empty file")
+    raw_lines = split_lines(text)
+    return ("\r\n" if "\r\n" in text else "\n"), raw_lines, [strip_ending(x) for x in raw_lines]

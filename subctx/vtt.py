@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from subctx.errors import InputError
-from subctx.subtitles import Cue, SubtitleFile, split_lines, strip_ending
+from subctx.subtitles import Cue, SubtitleFile, file_lines
 
 _HEADER = re.compile(r"^\ufeff?WEBVTT(?:[ \t].*)?$")
 _TIMING = re.compile(r"^\s*(?P<start>\S+)\s+-->\s+(?P<end>\S+)(?P<settings>.*)$")
@@ -44,11 +44,7 @@ def _blocks(lines: list[str]) -> list[list[int]]:
 
 def parse_vtt_text(text: str, encoding: str = "utf-8") -> SubtitleFile:
     """Parse decoded WebVTT text. Raises InputError when it is not WebVTT."""
-    if not text.strip():
-        raise InputError("empty file")
-    newline = "\r\n" if "\r\n" in text else "\n"
-    raw_lines = split_lines(text)
-    lines = [strip_ending(line) for line in raw_lines]
+    newline, raw_lines, lines = file_lines(text)
     if not _HEADER.match(lines[0]):
         raise InputError("not a WebVTT file (the first line is not 'WEBVTT')")
     cues: list[Cue] = []

@@ -110,6 +110,17 @@ SRT = "1\n00:00:01,000 --> 00:00:02,000\n<i>Hi there,\nfriend.</i>\n\n2\n00:00:0
 SAMPLES = {"srt": SRT, "vtt": VTT, "ass": ASS}
 
 
+def _parsed_or_clean_error(text: str, fmt: str):
+    """Parse: either the one-line InputError (None), or a file that writes back as `text`."""
+    try:
+        sub = parse_subtitles(text, fmt)
+    except InputError as err:
+        assert "\n" not in str(err)
+        return None
+    assert sub.render([c.lines for c in sub.cues]) == text
+    return sub
+
+
 def _mutations():
     alphabet = st.sampled_from(list("\n\r -->:,.0123456789[]{}\\<>/iNWEBVTT") + ["\ufeff"])
     return st.lists(st.tuples(st.integers(0, 400), st.integers(0, 3),
@@ -126,22 +137,12 @@ def _mutate(text: str, edits) -> str:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(fmt=st.sampled_from(sorted(SAMPLES)), edits=_mutations())
 def test_mutated_files_parse_or_fail_cleanly_and_write_back_identical(fmt, edits):
-    text = _mutate(SAMPLES[fmt], edits)
-    try:
-        sub = parse_subtitles(text, fmt)
-    except InputError as err:
-        assert "\n" not in str(err)
-        return
-    assert sub.render([c.lines for c in sub.cues]) == text
-    upper(sub)  # and the whole plan/render path copes with it
+    sub = _parsed_or_clean_error(_mutate(SAMPLES[fmt], edits), fmt)
+    if sub is not None:
+        upper(sub)  # and the whole plan/render path copes with it
 
 
 @settings(max_examples=150, deadline=None)
 @given(fmt=st.sampled_from(sorted(SAMPLES)), text=st.text(max_size=300))
 def test_random_text_parses_or_fails_cleanly(fmt, text):
-    try:
-        sub = parse_subtitles(text, fmt)
-    except InputError as err:
-        assert "\n" not in str(err)
-        return
-    assert sub.render([c.lines for c in sub.cues]) == text
+    _parsed_or_clean_error(text, fmt)
