@@ -1,11 +1,12 @@
-"""Context decoding schedules side by side on real dialogue (dev documents, in order).
+"""Context decoding schedules side by side: on real dialogue (dev documents, in order) and on
+a synthetic 1,500-cue film, whole and cut into 20 short episodes.
 
 For each setting: seconds, cues/s, the share of cues identical to the sequential decoder's,
 chrF/BLEU against the references, and how many cues the guard sent back to their plain
 translation. `--context 0` is the baseline for the cost of context.
 
     python bench/context_schedule.py --model assets/models/en-ru \
-        --data ../shared/data/en-ru/dev/friends_dev.jsonl
+        --data ../shared/data/en-ru/dev/friends_dev.jsonl --synthetic 1500 --episodes 20
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import sacrebleu
 from subctx.engine import open_engine
 from subctx.guard import GuardSettings
 from subctx.pipeline import DecodeOptions, translate_documents
+from subctx.srt import parse_srt_text
+from subctx.units import plan_document
 from training.data import read_documents
 from training.evaluate import plan_from_document
 from training.report import show_table
@@ -35,10 +38,52 @@ SETTINGS = {
 }
 
 
+def synthetic_plans(cues: int, episodes: int) -> list:
+    """A synthetic film (bench/translate_speed.py's), whole or cut into `episodes` files."""
+    from translate_speed import synthetic_film  # bench/ is this script's folder
+
+    per = cues // episodes
+    return [plan_document(parse_srt_text(synthetic_film(per, seed=e))) for e in range(episodes)]
+
+
+def run(engine, name: str, plans: list, refs: list[str] | None, settings: dict, beam: int
+        ) -> list[dict]:
+    """Every setting on the same documents; rows with speed, quality and agreement."""
+    outputs, rows = {}, []
+    cues = sum(len(p.units) for p in plans)
+    for setting, kwargs in settings.items():
+        options = DecodeOptions(**{"context": engine.manifest.context.default_k,
+                                   "beam_size": beam, **kwargs})
+        start = time.perf_counter()
+        results = translate_documents(plans, engine, options)
+        seconds = time.perf_counter() - start
+        translations = [t for r in results for t in r.translations]
+        outputs[setting] = [t.text for t in translations]
+        row = {"data": name, "setting": setting, "seconds": round(seconds, 2),
+               "cues_per_s": round(cues / seconds, 1)}
+        if refs is not None:
+            row["chrf"] = round(sacrebleu.corpus_chrf(outputs[setting], [refs]).score, 2)
+            row["bleu"] = round(sacrebleu.corpus_bleu(outputs[setting], [refs]).score, 2)
+        row["fallbacks"] = sum(t.fallback is not None for t in translations)
+        rows.append(row)
+    reference = outputs["sequential"]
+    base = next(r["seconds"] for r in rows if r["setting"] == "context 0")
+    for row in rows:
+        same = sum(a == b for a, b in zip(outputs[row["setting"]], reference, strict=True))
+        row["identical_to_sequential"] = round(same / len(reference), 4)
+        row["cost_vs_context_0"] = round(row["seconds"] / base, 2)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, default=Path("assets/models/en-ru"))
-    parser.add_argument("--data", type=Path, nargs="+", required=True)
+    parser.add_argument("--data", type=Path, nargs="*", default=[],
+                        help="Dev documents (.jsonl) with references: real dialogue.")
+    parser.add_argument("--synthetic", type=int, default=0,
+                        help="Also a synthetic film of this many cues, and the same cut into "
+                             "--episodes files.")
+    parser.add_argument("--episodes", type=int, default=20)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--beam", type=int, default=4)
     parser.add_argument("--margin", type=float, nargs="*", default=[],
@@ -47,33 +92,20 @@ def main() -> None:
     args = parser.parse_args()
 
     engine = open_engine(args.model, device="cpu", threads=args.threads)
-    docs = read_documents(args.data)
-    refs = [s.tgt for d in docs for s in d.segments]
     settings = dict(SETTINGS)
     for margin in args.margin:
         settings[f"guard margin {margin}"] = dict(guard=GuardSettings(margin=margin))
-    outputs, rows = {}, []
-    for name, kwargs in settings.items():
-        options = DecodeOptions(**{"context": engine.manifest.context.default_k,
-                                   "beam_size": args.beam, **kwargs})
-        start = time.perf_counter()
-        results = translate_documents([plan_from_document(d) for d in docs], engine, options)
-        seconds = time.perf_counter() - start
-        translations = [t for r in results for t in r.translations]
-        outputs[name] = [t.text for t in translations]
-        rows.append({"setting": name, "seconds": round(seconds, 2),
-                     "cues_per_s": round(len(refs) / seconds, 1),
-                     "chrf": round(sacrebleu.corpus_chrf(outputs[name], [refs]).score, 2),
-                     "bleu": round(sacrebleu.corpus_bleu(outputs[name], [refs]).score, 2),
-                     "fallbacks": sum(t.fallback is not None for t in translations)})
-    reference = outputs["sequential"]
-    base = next(r["seconds"] for r in rows if r["setting"] == "context 0")
-    for row in rows:
-        same = sum(a == b for a, b in zip(outputs[row["setting"]], reference, strict=True))
-        row["identical_to_sequential"] = round(same / len(reference), 4)
-        row["cost_vs_context_0"] = round(row["seconds"] / base, 2)
-    show_table(f"context schedules: {len(refs)} cues of {', '.join(map(str, args.data))}",
-               rows)
+    rows = []
+    if args.data:
+        docs = read_documents(args.data)
+        rows += run(engine, "dev dialogue", [plan_from_document(d) for d in docs],
+                    [s.tgt for d in docs for s in d.segments], settings, args.beam)
+    if args.synthetic:
+        rows += run(engine, f"film of {args.synthetic}", synthetic_plans(args.synthetic, 1),
+                    None, settings, args.beam)
+        rows += run(engine, f"{args.episodes} episodes",
+                    synthetic_plans(args.synthetic, args.episodes), None, settings, args.beam)
+    show_table("context schedules, side by side", rows)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
 
