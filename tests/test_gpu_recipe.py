@@ -50,6 +50,9 @@ def test_recipe_end_to_end_on_cpu(tmp_path):
     bundle = export_run(out, tmp_path / "bundle", "int8")
     manifest = json.loads((bundle / "subctx.json").read_text())
     assert manifest["architecture"] == "concat" and manifest["info"]["training"]["steps"] == 12
+    card = (bundle / "README.md").read_text(encoding="utf-8")
+    assert "36 training pairs (0 back-translated" in card and "fixture 36" in card
+    assert "CPU core" in manifest["info"]["training"]["device"]  # the training machine's
     engine = Engine(bundle, device="cpu", threads=1)
     [t] = engine.translate([Request("Where is the door?", ("Thank you very much.",),
                                     ("Большое спасибо.",))], beam_size=2)
