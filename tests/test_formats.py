@@ -146,3 +146,20 @@ def test_mutated_files_parse_or_fail_cleanly_and_write_back_identical(fmt, edits
 @given(fmt=st.sampled_from(sorted(SAMPLES)), text=st.text(max_size=300))
 def test_random_text_parses_or_fails_cleanly(fmt, text):
     _parsed_or_clean_error(text, fmt)
+
+
+def test_review_works_on_webvtt_and_ass_unchanged(tmp_path):
+    from subctx.pipeline import DecodeOptions
+    from subctx.review.session import ReviewSession
+    from tests.review_fixtures import FakeTranslator
+
+    for fmt, text, name in [("vtt", VTT, "film.ru.vtt"), ("ass", ASS, "film.ru.ass")]:
+        sub = parse_subtitles(text, fmt)
+        plan = plan_document(sub)
+        session = ReviewSession(sub, plan, FakeTranslator(), DecodeOptions(context=1),
+                                [u.text.upper() for u in plan.units])
+        session.set_text(0, "Где он?")
+        session.save(tmp_path / name)
+        out = (tmp_path / name).read_text(encoding="utf-8")
+        assert out.startswith(text.splitlines()[0]) and "Где он?" in out
+        assert parse_subtitles(out, fmt).format == fmt
