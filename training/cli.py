@@ -30,7 +30,8 @@ def train(
     target_context: Annotated[str | None, typer.Option(
         help="prefix (sKtoK: context on both sides) or none (sKto1).")] = None,
     init_from: Annotated[Path | None, typer.Option(
-        help="Start from another run's weights (run folder or step-* checkpoint).")] = None,
+        exists=True, help="Start from another run's weights (run folder or step-* checkpoint).")
+    ] = None,
     budget_minutes: Annotated[float, typer.Option(help="Wall-clock limit (0: none).")] = 0.0,
     max_steps: Annotated[int | None, typer.Option(
         help="Stop after this many updates (fine-tuning counts the init run's).")] = None,
@@ -57,8 +58,9 @@ def train(
         help="Chance that target-side context is perturbed (cut short, words dropped), as "
              "an imperfect earlier translation is at inference.")] = None,
     spm_model: Annotated[Path | None, typer.Option(
-        "--spm", help="Use this SentencePiece model instead of training one "
-                      "(see `subctx-train tokenizer`).")] = None,
+        "--spm", exists=True, dir_okay=False,
+        help="Use this SentencePiece model instead of training one (see `subctx-train "
+             "tokenizer`).")] = None,
 ) -> None:
     """Train (or resume) a model; writes checkpoints, metrics.jsonl and training.png."""
     import torch
@@ -123,9 +125,9 @@ def _translate_corpora(inputs: list[Path], model: Path, out: Path, mode: str, be
 
 @app.command("back-translate")
 def back_translate(
-    mono: Annotated[list[Path], typer.Argument(help="Russian document .jsonl files or folders "
-                                                    "(ru-mono).")],
-    model: Annotated[Path, typer.Option(help="A Russian-to-English bundle.")],
+    mono: Annotated[list[Path], typer.Argument(
+        exists=True, help="Russian document .jsonl files or folders (ru-mono).")],
+    model: Annotated[Path, typer.Option(exists=True, help="A Russian-to-English bundle.")],
     out: Annotated[Path, typer.Option(help="Folder for the synthetic parallel documents.")],
     beam: Annotated[int, typer.Option()] = 2,
     batch_size: Annotated[int, typer.Option()] = 64,
@@ -143,8 +145,9 @@ def back_translate(
 
 @app.command("self-translate")
 def self_translate(
-    data: Annotated[list[Path], typer.Argument(help="Parallel document .jsonl files/folders.")],
-    model: Annotated[Path, typer.Option(help="An English-to-Russian bundle.")],
+    data: Annotated[list[Path], typer.Argument(
+        exists=True, help="Parallel document .jsonl files/folders.")],
+    model: Annotated[Path, typer.Option(exists=True, help="An English-to-Russian bundle.")],
     out: Annotated[Path, typer.Option(help="Folder for the documents with `mt` added.")],
     beam: Annotated[int, typer.Option()] = 4,
     batch_size: Annotated[int, typer.Option()] = 64,
