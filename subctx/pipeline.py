@@ -135,8 +135,7 @@ class _Scheduler:
         differ = [i for i, (unit, out) in enumerate(zip(units, outputs, strict=True))
                   if out.text != plain[unit].text]
         scores: dict[int, tuple[Hypothesis, Hypothesis]] = {}
-        if differ and hasattr(self.translator, "score"):
-            self._score_plain([units[i] for i in differ], plain)
+        if differ and self.plain_scores:
             requests = [Request(self.plans[units[i][0]].units[units[i][1]].text)
                         for i in differ]
             hyps = self.translator.score(requests, [outputs[i].text for i in differ])
@@ -157,16 +156,14 @@ class _Scheduler:
         return guarded
 
     def _score_plain(self, units: list[Unit], plain: dict[Unit, Translation]) -> None:
-        """The plain translations' own scores (cue alone), once per unit, in large batches:
-        the guard compares every context translation with them."""
-        missing = [unit for unit in units if unit not in self.plain_scores]
-        if not missing and self.plain_scores:
+        """The plain translations' own scores (cue alone), in one large batch: the guard
+        compares every context translation with them. Translators that cannot score get no
+        score check (the other checks still apply)."""
+        if not units or not hasattr(self.translator, "score"):
             return
-        if not self.plain_scores:  # first time: every unit that has context, at once
-            missing = [(d, u) for d, u in plain if self.contexts[d][u]] or missing
-        requests = [Request(self.plans[d].units[u].text) for d, u in missing]
-        hyps = self.translator.score(requests, [plain[unit].text for unit in missing])
-        self.plain_scores.update(zip(missing, hyps, strict=True))
+        requests = [Request(self.plans[d].units[u].text) for d, u in units]
+        hyps = self.translator.score(requests, [plain[unit].text for unit in units])
+        self.plain_scores = dict(zip(units, hyps, strict=True))
 
     # -- schedules ---------------------------------------------------------------------------
     def run(self) -> list[DocumentResult]:
@@ -187,6 +184,8 @@ class _Scheduler:
         plain_units = all_units if self.options.guard.enabled or batched else first
         plain = dict(zip(plain_units, self._translate(plain_units, with_context=False),
                          strict=True))
+        if self.options.guard.enabled:
+            self._score_plain(later, plain)
         if not batched:
             self._settle([(unit, plain[unit]) for unit in first])
             self._sequential(later, plain)

@@ -12,8 +12,7 @@ from pathlib import Path
 from subctx.errors import InputError
 from subctx.subtitles import Cue, SubtitleFile, file_lines, read_subtitles
 
-__all__ = ["Cue", "SubtitleFile", "parse_srt_text", "parse_timestamp", "read_srt",
-           "render_srt"]
+__all__ = ["Cue", "SubtitleFile", "parse_srt_text", "parse_timestamp", "read_srt"]
 
 _TIMING_LINE = re.compile(r"^\s*(?P<start>[^\s-][^>]*?)\s*-+>\s*(?P<end>\S+)(?P<rest>.*)$")
 _TIMESTAMP = re.compile(r"^(\d{1,3}):(\d{1,2}):(\d{1,2})(?:[,.:](\d{1,3}))?$")
@@ -103,7 +102,3 @@ def read_srt(path: Path, encoding: str | None = None) -> SubtitleFile:
     """Read and parse a subtitle file (any supported format; the name is historical)."""
     return read_subtitles(path, encoding)
 
-
-def render_srt(sub: SubtitleFile, texts: list[list[str]]) -> str:
-    """Serialise `sub` with each cue's text replaced by `texts[i]` (everything else verbatim)."""
-    return sub.render(texts)

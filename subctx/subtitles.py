@@ -69,10 +69,6 @@ class SubtitleFile:
         return "".join(out)
 
 
-def render_subtitles(sub: SubtitleFile, texts: list[list[str]]) -> str:
-    return sub.render(texts)
-
-
 def detect_format(path: Path, text: str) -> str:
     """The format by extension, or by content for an unknown extension."""
     by_name = FORMATS.get(Path(path).suffix.lower())

@@ -1,7 +1,7 @@
 import pytest
 
 from subctx.errors import InputError
-from subctx.srt import parse_timestamp, read_srt, render_srt
+from subctx.srt import parse_timestamp, read_srt
 from tests.helpers import write_srt
 
 BASIC = """1
@@ -77,14 +77,14 @@ def test_timings_and_numbers_round_trip_byte_exact(tmp_path):
     text = ("5\n00:00:01,5 --> 00:00:02,000 X1:10 X2:20\nA\n\n"
             "9\n0:00:03.000 --> 0:00:04.000\nB\n")
     sub = read_srt(write_srt(tmp_path / "a.srt", text))
-    rendered = render_srt(sub, [["X"], ["Y"]])
+    rendered = sub.render([["X"], ["Y"]])
     assert rendered \
         == "5\n00:00:01,5 --> 00:00:02,000 X1:10 X2:20\nX\n\n9\n0:00:03.000 --> 0:00:04.000\nY\n"
 
 
 def test_crlf_output_keeps_crlf(tmp_path):
     sub = read_srt(write_srt(tmp_path / "a.srt", ENGLISH, newline="\r\n"))
-    rendered = render_srt(sub, [["a"], ["b"]])
+    rendered = sub.render([["a"], ["b"]])
     assert rendered.count("\r\n") == 7 and rendered.count("\n") == 7
 
 

@@ -104,8 +104,9 @@ def _translate_corpora(inputs: list[Path], model: Path, out: Path, mode: str, be
 
     from subctx.contract import Request
     from training.backtranslate import plan_jobs, translate_corpus
+    from training.data import jsonl_files
 
-    files = [f for p in inputs for f in (sorted(p.glob("*.jsonl")) if p.is_dir() else [p])]
+    files = jsonl_files(inputs)
     engine = _engine(model, device, threads)
 
     def translate(texts: list[str]) -> list[str]:

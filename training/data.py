@@ -56,14 +56,15 @@ def read_jsonl(path: str | Path) -> Iterator[Document]:
                            raw.get("domain", ""), bool(raw.get("synthetic", False)))
 
 
+def jsonl_files(paths: Iterable[str | Path]) -> list[Path]:
+    """The given .jsonl files, and every .jsonl file of the given folders."""
+    return [f for p in map(Path, paths)
+            for f in (sorted(p.glob("*.jsonl")) if p.is_dir() else [p])]
+
+
 def read_documents(paths: Iterable[str | Path]) -> list[Document]:
     """Read .jsonl files, or every .jsonl file of the given folders."""
-    docs: list[Document] = []
-    for path in map(Path, paths):
-        files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
-        for file in files:
-            docs.extend(read_jsonl(file))
-    return docs
+    return [doc for file in jsonl_files(paths) for doc in read_jsonl(file)]
 
 
 def write_jsonl(docs: Iterable[Document], handle) -> int:
