@@ -57,3 +57,22 @@ def test_recipe_end_to_end_on_cpu(tmp_path):
     [t] = engine.translate([Request("Where is the door?", ("Thank you very much.",),
                                     ("Большое спасибо.",))], beam_size=2)
     assert "⁇" not in t.text and math.isfinite(t.score)  # 12 tiny steps: any text will do
+
+
+def test_ddp_under_torchrun_on_cpu(tmp_path):
+    """The DDP path (gloo on CPU) with two processes: equal shares of each epoch, one final."""
+    torchrun = Path(sys.executable).with_name("torchrun")
+    train = _docs(tmp_path / "train.jsonl", 6)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(
+        [str(torchrun), "--nproc_per_node", "2", "-m", "training.cli", "train", str(train),
+         "--run-dir", str(tmp_path / "run"), "--preset", "tiny", "--max-steps", "6",
+         "--device", "cpu", "--architecture", "concat"],
+        env=env, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    log = done.stdout + done.stderr
+    assert "DDP: 2 process(es), gloo" in log and log.count("training examples") == 1
+    metrics = [json.loads(line) for line in
+               (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert metrics[-1]["step"] == 6
+    assert (tmp_path / "run" / "final.safetensors").exists()

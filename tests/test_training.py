@@ -12,8 +12,9 @@ from training.bundle_card import _training_info
 from training.checkpoint import average_states, load_chunked, save_checkpoint, save_chunked
 from training.config import make_config
 from training.data import Document, Segment
-from training.examples import BOS, EOS, Example, epoch_batches, render
+from training.examples import BOS, EOS, Example, batch_stream, epoch_batches, render
 from training.loss import discounted_loss
+from training.prefetch import Prefetcher
 from training.train import Trainer, init_step, use_bf16
 
 
@@ -67,6 +68,54 @@ def test_batches_respect_token_budget_and_are_deterministic():
         longest = max(max(len(r.src), len(r.tgt)) for r in batch)
         assert longest * len(batch) <= 100 or len(batch) == 1
     assert sum(len(batch) for batch in a) == len(ex)
+
+
+def test_batch_stream_resumes_where_a_checkpoint_stopped():
+    ex = [Example([1] * n, [2] * n, [], []) for n in range(1, 60)]
+    renderer = partial(render, sep=4, cd_weight=0.01, shift=0)
+    per_epoch = len(epoch_batches(ex, 0, 1, 100, [1.0], renderer))
+    stream = batch_stream(ex, 0, 0, 1, 100, [1.0], renderer)
+    straight = [next(stream) for _ in range(per_epoch + 3)]  # into the second epoch
+    assert [e for e, _, _ in straight[per_epoch - 1:per_epoch + 1]] == [0, 1]
+    epoch, taken, _ = straight[per_epoch - 2]  # a checkpoint after this batch
+    resumed = batch_stream(ex, epoch, taken, 1, 100, [1.0], renderer)
+    for want in straight[per_epoch - 1:]:
+        got = next(resumed)
+        assert got[:2] == want[:2] and torch.equal(got[2].src, want[2].src)
+
+
+def test_batch_stream_gives_each_rank_an_equal_share():
+    ex = [Example([1] * n, [2] * n, [], []) for n in range(1, 60)]
+    renderer = partial(render, sep=4, cd_weight=0.01, shift=0)
+    per_epoch = len(epoch_batches(ex, 0, 1, 100, [1.0], renderer))
+    shares = []
+    for rank in range(3):
+        stream = batch_stream(ex, 0, 0, 1, 100, [1.0], renderer, rank=rank, world=3)
+        shares.append(sum(1 for e, _, _ in (next(stream) for _ in range(per_epoch)) if e == 0))
+    assert shares[0] == shares[1] == shares[2] == per_epoch // 3
+
+
+def test_prefetcher_keeps_order_stops_and_passes_errors_on():
+    assert list(Prefetcher(iter(range(50)), depth=3)) == list(range(50))
+
+    def endless():
+        n = 0
+        while True:
+            yield n
+            n += 1
+
+    with Prefetcher(endless(), depth=2) as items:
+        assert [next(items) for _ in range(5)] == [0, 1, 2, 3, 4]
+    assert not items._thread.is_alive()
+
+    def failing():
+        yield 1
+        raise ValueError("broken batch")
+
+    items = Prefetcher(failing())
+    assert next(items) == 1
+    with pytest.raises(ValueError, match="broken batch"):
+        next(items)
 
 
 def _trainer(tmp_path, name, **overrides):
@@ -171,6 +220,35 @@ def test_chunked_checkpoints_round_trip(tmp_path):
     assert len(names) > 4 and all((tmp_path / n).stat().st_size < 4000 + 2048 for n in names)
     loaded = load_chunked(tmp_path, "w")
     assert torch.equal(loaded["big"], big) and torch.equal(loaded["small"], torch.ones(3))
+
+
+def test_chunks_are_packed_into_the_fewest_files(tmp_path):
+    # float32 tensors of 5, 6, 5 and 4 units of 100 bytes, files of 1000 bytes: written in
+    # order they would take three files; packed largest first, two (6+4 and 5+5)
+    tensors = {name: torch.zeros(units * 25) for name, units in
+               (("a", 5), ("b", 6), ("c", 5), ("d", 4))}
+    names = save_chunked(tensors, tmp_path, "w", max_bytes=1000)
+    assert len(names) == 2
+    loaded = load_chunked(tmp_path, "w")
+    assert sorted(loaded) == ["a", "b", "c", "d"] and loaded["b"].numel() == 150
+
+
+def test_collect_keeps_within_eight_files(tmp_path, monkeypatch):
+    from training import checkpoint
+
+    run = tmp_path / "run"
+    run.mkdir()
+    save_chunked({"w": torch.zeros(1000)}, run, "final-src")  # stands in for final weights
+    (run / "final-src-000.safetensors").rename(run / "final.safetensors")
+    for name in checkpoint.RUN_FILES + checkpoint.OPTIONAL_RUN_FILES:
+        (run / name).write_text("{}")
+    monkeypatch.setattr(save_chunked, "__defaults__", (1000,))  # 4000 bytes: 4 chunks
+    files = checkpoint.collect_run(run, tmp_path / "out", dtype="fp32")
+    names = sorted(f.name for f in files)
+    assert len(names) == 8 and "training.png" not in names and "metrics.jsonl" in names
+    monkeypatch.setattr(save_chunked, "__defaults__", (400,))  # 10 chunks: too many to send
+    with pytest.raises(ValueError, match="more than 8"):
+        checkpoint.collect_run(run, tmp_path / "out2", dtype="fp32")
 
 
 def test_average_of_checkpoints(tmp_path):

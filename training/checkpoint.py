@@ -28,16 +28,20 @@ def save_chunked(tensors: dict[str, torch.Tensor], folder: Path, prefix: str,
         rows = max(1, max_bytes // max(1, size // tensor.shape[0]))
         for i, part in enumerate(torch.split(tensor, rows)):
             pieces.append((f"{name}#{i}", part.clone()))
-    files, chunk, used = [], {}, 0
-    for name, tensor in pieces:
+    # first fit, largest first: as few files as the sizes allow (a transfer limits their number)
+    files: list[dict[str, torch.Tensor]] = []
+    used: list[int] = []
+    for name, tensor in sorted(pieces, key=lambda p: -p[1].numel() * p[1].element_size()):
         size = tensor.numel() * tensor.element_size()
-        if chunk and used + size > max_bytes:
-            files.append(chunk)
-            chunk, used = {}, 0
-        chunk[name] = tensor
-        used += size
-    if chunk or not files:
-        files.append(chunk)
+        slot = next((i for i, u in enumerate(used) if u + size <= max_bytes), None)
+        if slot is None:
+            files.append({})
+            used.append(0)
+            slot = len(files) - 1
+        files[slot][name] = tensor
+        used[slot] += size
+    if not files:
+        files.append({})
     names = []
     for i, chunk in enumerate(files):
         name = f"{prefix}-{i:03d}.safetensors"
@@ -129,12 +133,15 @@ def list_checkpoints(run_dir: Path) -> list[Path]:
     return sorted(found, key=lambda p: int(p.name.split("-")[1]))
 
 
-RUN_FILES = ("config.json", "spm.model", "metrics.jsonl", "final.json", "training.png")
+RUN_FILES = ("config.json", "spm.model", "metrics.jsonl", "final.json")
+OPTIONAL_RUN_FILES = ("training.png",)  # redrawn from metrics.jsonl by `finalize`
+MAX_COLLECTED_FILES = 8  # what the device tool sends back
 
 
 def collect_run(run_dir: Path, out: Path, dtype: str = "bf16") -> list[Path]:
     """Copy what `export` needs from a run: final weights cast to `dtype` in <= 16 MiB
-    `final-NNN.safetensors` chunks, and the run's config, tokenizer, metrics and plot."""
+    `final-NNN.safetensors` chunks, and the run's config, tokenizer and metrics; the plot
+    too while the files stay within MAX_COLLECTED_FILES."""
     types = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
     if dtype not in types:
         raise ValueError(f"dtype is one of {', '.join(types)}")
@@ -149,6 +156,13 @@ def collect_run(run_dir: Path, out: Path, dtype: str = "bf16") -> list[Path]:
     copied = [out / n for n in names]
     for name in RUN_FILES:
         if (run_dir / name).exists():
+            shutil.copyfile(run_dir / name, out / name)
+            copied.append(out / name)
+    if len(copied) > MAX_COLLECTED_FILES:
+        raise ValueError(f"{len(copied)} files are more than {MAX_COLLECTED_FILES}: collect "
+                         "with a smaller --dtype or a smaller model")
+    for name in OPTIONAL_RUN_FILES:
+        if (run_dir / name).exists() and len(copied) < MAX_COLLECTED_FILES:
             shutil.copyfile(run_dir / name, out / name)
             copied.append(out / name)
     return copied

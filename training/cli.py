@@ -19,7 +19,10 @@ def _root() -> None:
 @app.command()
 def train(
     data: Annotated[list[Path], typer.Argument(help="Training .jsonl files or folders.")],
-    run_dir: Annotated[Path, typer.Option("--run", help="Run folder (resumes if it exists).")],
+    run_dir: Annotated[Path, typer.Option(
+        "--run", "--run-dir",
+        help="Run folder (resumes if it exists); under torchrun write --run-dir (torchrun "
+             "takes --run for its own --run-path).")],
     dev: Annotated[list[Path] | None, typer.Option(help="Dev .jsonl for early stopping.")] = None,
     preset: Annotated[str, typer.Option(help="cpu-small, gpu-base or tiny.")] = "cpu-small",
     architecture: Annotated[str, typer.Option(
@@ -85,11 +88,13 @@ def train(
                       noisy_context=noisy_context)
     trainer = Trainer(cfg, run_dir, read_documents(data), read_documents(dev or []), device,
                       init_from=init_from, spm_model=spm_model, sources=[str(p) for p in data])
-    typer.echo(f"{len(trainer.train_examples)} training examples, "
-               f"{sum(p.numel() for p in trainer.model.parameters()) / 1e6:.1f}M parameters, "
-               f"filtered: {trainer.filter_counts}")
+    if trainer.info.main:
+        typer.echo(f"{len(trainer.train_examples)} training examples, "
+                   f"{sum(p.numel() for p in trainer.model.parameters()) / 1e6:.1f}M parameters, "
+                   f"filtered: {trainer.filter_counts}")
     final = trainer.train()
-    typer.echo(f"final (averaged) weights: {final}")
+    if trainer.info.main:
+        typer.echo(f"final (averaged) weights: {final}")
 
 
 def _translate_corpora(inputs: list[Path], model: Path, out: Path, mode: str, beam: int,

@@ -9,7 +9,7 @@ subctx.layout; target-side context tokens get loss weight `cd_weight` (context d
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -161,6 +161,12 @@ class Batch:
     ctx: torch.Tensor
     ctx_dist: torch.Tensor
 
+    def pin_memory(self) -> Batch:
+        """Page-locked copies, so that `to(cuda)` copies without blocking."""
+        return Batch(*(t.pin_memory() for t in
+                       (self.src, self.positions, self.tgt_in, self.tgt_out, self.weights,
+                        self.current, self.ctx, self.ctx_dist)))
+
     def to(self, device: torch.device | str) -> Batch:
         return Batch(*(t.to(device, non_blocking=True) for t in
                        (self.src, self.positions, self.tgt_in, self.tgt_out, self.weights,
@@ -235,3 +241,22 @@ def epoch_batches(examples: list[Example], epoch: int, seed: int, max_tokens: in
         batches.append(current)
     rng.shuffle(batches)
     return batches
+
+
+
+def batch_stream(examples: list[Example], epoch: int, start: int, seed: int, max_tokens: int,
+                 k_probs: list[float], renderer: Renderer, rank: int = 0, world: int = 1,
+                 pin: bool = False) -> Iterator[tuple[int, int, Batch]]:
+    """Collated batches from epoch `epoch`, batch `start` on, epoch after epoch, as
+    (epoch, batches of that epoch taken so far, batch): what a checkpoint stores to resume.
+    Each of `world` ranks gets an equal share of every epoch (DDP steps in lockstep)."""
+    while True:
+        batches = epoch_batches(examples, epoch, seed, max_tokens, k_probs, renderer)
+        usable = len(batches) - len(batches) % world
+        batches = batches[:usable][rank::world]
+        if not batches:
+            raise ValueError("no training batch: too few examples for the number of ranks")
+        for index in range(start, len(batches)):
+            batch = collate(batches[index])
+            yield epoch, index + 1, batch.pin_memory() if pin else batch
+        epoch, start = epoch + 1, 0

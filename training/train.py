@@ -36,14 +36,15 @@ from training.data import Document, filter_documents, reverse_documents
 from training.examples import (
     ContextNoise,
     Renderer,
+    batch_stream,
     collate,
-    epoch_batches,
     render,
     render_separate,
     tokenize_documents,
 )
 from training.loss import discounted_loss
 from training.model import ModelConfig, Transformer
+from training.prefetch import Prefetcher
 from training.tokenizer import BOS, EOS, PAD, UNK, tokenizer_sentences, train_tokenizer
 
 console = Console(stderr=True)
@@ -132,6 +133,7 @@ def seed_everything(seed: int) -> None:
 class DistInfo:
     rank: int = 0
     world: int = 1
+    distributed: bool = False  # launched by torchrun: DDP, even with one process
 
     @property
     def main(self) -> bool:
@@ -139,19 +141,20 @@ class DistInfo:
 
 
 def init_distributed() -> DistInfo:
-    world = int(os.environ.get("WORLD_SIZE", "1"))
-    if world <= 1:
+    """Join torchrun's process group (NCCL on CUDA, gloo on CPU); a plain launch is one
+    process without DDP."""
+    if "LOCAL_RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
         return DistInfo()
     dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
     rank = dist.get_rank()
     if torch.cuda.is_available():
-        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
-    return DistInfo(rank, world)
+        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+    return DistInfo(rank, dist.get_world_size(), distributed=True)
 
 
 def any_rank(flag: bool, info: DistInfo, device: torch.device) -> bool:
     """True if `flag` is true on any rank (so all ranks take the same decision)."""
-    if info.world == 1:
+    if not info.distributed:
         return flag
     t = torch.tensor([1.0 if flag else 0.0], device=device)
     dist.all_reduce(t, op=dist.ReduceOp.MAX)
@@ -273,7 +276,7 @@ class Trainer:
             train_docs, dev_docs = reverse_documents(train_docs), reverse_documents(dev_docs)
         spm_path = (ensure_tokenizer(self.run_dir, train_docs, cfg, init_from, spm_model)
                     if self.info.main else None)
-        if self.info.world > 1:
+        if self.info.distributed:
             dist.barrier()
         self.spm_path = spm_path or self.run_dir / "spm.model"
         self.sp = spm.SentencePieceProcessor(model_file=str(self.spm_path))
@@ -304,9 +307,11 @@ class Trainer:
         self.net = BatchForward(self.model)
         if cfg.compile:
             self.net = torch.compile(self.net, dynamic=True)
-        if self.info.world > 1:
+        if self.info.distributed:
             self.net = torch.nn.parallel.DistributedDataParallel(
                 self.net, device_ids=[self.device.index] if self.device.type == "cuda" else None)
+            if not self.quiet:
+                console.print(f"DDP: {self.info.world} process(es), {dist.get_backend()}")
 
     # -- checkpoints -------------------------------------------------------------------------
     @property
@@ -399,14 +404,15 @@ class Trainer:
         with progress, open(metrics_path, "a", encoding="utf-8") as metrics:
             task = progress.add_task("train", total=cfg.max_steps, completed=self.step,
                                      status="")
-            while self.step < cfg.max_steps:
-                batches = epoch_batches(self.train_examples, self.epoch, cfg.seed, cfg.max_tokens,
-                                        cfg.k_probs, self.renderer)
-                batches = batches[self.info.rank::self.info.world]
-                stop = False
-                while self.batch_in_epoch < len(batches):
-                    batch = collate(batches[self.batch_in_epoch]).to(self.device)
-                    self.batch_in_epoch += 1
+            stream = batch_stream(self.train_examples, self.epoch, self.batch_in_epoch,
+                                  cfg.seed, cfg.max_tokens, cfg.k_probs, self.renderer,
+                                  self.info.rank, self.info.world,
+                                  pin=self.device.type == "cuda")
+            with Prefetcher(stream, depth=8) as batches:
+                for self.epoch, self.batch_in_epoch, batch in batches:
+                    if self.step >= cfg.max_steps:
+                        break
+                    batch = batch.to(self.device)
                     lr = noam_lr(cfg, self.step + 1)
                     for group in self.optimizer.param_groups:
                         group["lr"] = lr
@@ -455,13 +461,7 @@ class Trainer:
                     over = time.monotonic() > deadline
                     if any_rank(over or stop_reason == "early stopping", self.info, self.device):
                         stop_reason = "budget" if over else stop_reason
-                        stop = True
                         break
-                if stop:
-                    break
-                if self.batch_in_epoch >= len(batches):
-                    self.epoch += 1
-                    self.batch_in_epoch = 0
             if self.info.main and window["steps"]:
                 record = self._record(window, window_start, start, noam_lr(cfg, self.step))
                 record.update(self.evaluate())
@@ -473,6 +473,9 @@ class Trainer:
         if self.info.main:
             self.finalize()
             plot_metrics(metrics_path, self.run_dir / "training.png")
+        if self.info.distributed:
+            dist.barrier()
+            dist.destroy_process_group()
         return final
 
     def finalize(self) -> dict:
