@@ -245,7 +245,7 @@ def model_card(manifest: Manifest) -> str:
                   f"({m.get('flores_sentences', 'all')} sentences), documents translated in "
                   f"order as the app does (beam {m.get('beam', 4)}, length penalty "
                   f"{manifest.length_penalty:g}). Deixis / lexical cohesion: "
-                  "Voita et al. 2019 dev accuracy with up to 3 context sentences (a model "
+                  "Voita et al. 2019 dev accuracy with the row's K context sentences (a model "
                   "that ignores context scores 0.5 / 0.462). ctxpro: share of dev items "
                   f"({m.get('ctxpro_items', 'a sample of')} in all, evenly sampled per evalset) "
                   "whose expected form appears. sentences/s: friends_dev on this 2-core CPU "
@@ -287,7 +287,7 @@ def known_limits(scores: dict[str, dict], forced_prefix: bool = True) -> list[st
                 f"{with_ctx.get('deixis_dev')} and lexical cohesion "
                 f"{with_ctx.get('lex_cohesion_dev')} with context, against 0.5 / 0.462 for a "
                 "model that ignores context; the previous line helps now and then, not reliably.")
-    lines += ["- Small model trained on about 100k sentence pairs with a short budget: "
+    lines += ["- A small model with a short training budget (see Data and Training above): "
               "translations are often rough (names, idioms and rare words especially); check "
               "them before use.",
               "- Context helps only where the previous cue is within the gap rule and was "
