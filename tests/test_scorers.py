@@ -2,6 +2,7 @@
 are known, and PyTorch beam search locked to CTranslate2's."""
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -163,3 +164,15 @@ def test_ctxpro_documents_hold_the_last_k_plus_one_sentences(k):
     ctxpro_accuracy(engine, [CtxproItem("R", "в", ["A.", "B.", "C."])],
                     DecodeOptions(context=k))
     assert sorted({r.text for r in engine.requests}) == ["B.", "C."][1 - k:]
+
+
+def test_a_wrong_voita_folder_is_one_line_not_a_traceback(tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "training.cli", "evaluate-contrastive",
+                           "--model", "assets/models/en-ru", "--voita", str(tmp_path),
+                           "--tests", "deixis_dev"], capture_output=True, text=True,
+                          timeout=120, cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "no deixis_dev.json" in done.stderr and len(done.stderr.strip().splitlines()) == 1

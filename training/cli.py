@@ -438,7 +438,13 @@ def dev_table(
 
 
 def main() -> None:
-    app()
+    from subctx.errors import SubctxError
+
+    try:
+        app()
+    except (SubctxError, FileNotFoundError, NotADirectoryError) as problem:
+        typer.echo(f"error: {problem}", err=True)  # a user's mistake: no traceback
+        raise SystemExit(1) from None
 
 
 if __name__ == "__main__":

@@ -145,6 +145,9 @@ def read_voita(root: Path, name: str) -> list[ContrastiveGroup]:
     base = Path(root)
     if (base / "consistency_testsets").is_dir():
         base = base / "consistency_testsets"
+    if not (base / f"{name}.json").exists():
+        raise FileNotFoundError(f"{root}: no {name}.json here or in consistency_testsets/ "
+                                "(give the Voita et al. release folder)")
     groups_json = json.loads((base / f"{name}.json").read_text(encoding="utf-8"))
     scoring = base / "scoring_data"
     if (scoring / f"{name}.tsv").exists():
