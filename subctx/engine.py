@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import ctranslate2
 import sentencepiece as spm
 
 from subctx import layout
@@ -43,6 +42,10 @@ class Prepared:
 
 
 def resolve_device(device: str) -> str:
+    try:  # here, not above: a machine without it still serves torch bundles
+        import ctranslate2
+    except ImportError:
+        raise BundleError("this model runs on CTranslate2: pip install ctranslate2") from None
     if device == "auto":
         return "cuda" if ctranslate2.get_cuda_device_count() > 0 else "cpu"
     if device not in ("cpu", "cuda"):
@@ -74,6 +77,8 @@ class Engine:
                 model_file=str(self.bundle.file(manifest.source_spm)))
             self.target_sp = spm.SentencePieceProcessor(
                 model_file=str(self.bundle.file(manifest.target_spm)))
+            import ctranslate2
+
             self.translator = ctranslate2.Translator(
                 str(self.bundle.path), device=self.device, compute_type=compute_type,
                 intra_threads=threads, inter_threads=1)

@@ -1,4 +1,5 @@
-"""Serving models that CTranslate2 cannot run (the multi-encoder architectures) with PyTorch.
+"""Serving models with PyTorch: the multi-encoder architectures, which CTranslate2 cannot run,
+and any other where ctranslate2 is not installed (a GPU machine evaluating what it trained).
 
 Optional: it needs the `train` extra (torch) and imports the model code from `training`, the
 one exception DESIGN.md allows. Same interface as subctx.engine.Engine: translate (beam
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import sentencepiece as spm
 
@@ -24,7 +26,25 @@ from subctx.contract import (
     decoding_budget,
 )
 from subctx.errors import BundleError
-from subctx.layout import separate_context
+from subctx.layout import (
+    decoder_prefix,
+    encoder_tokens,
+    separate_context,
+    shifted_positions,
+)
+
+
+@dataclass
+class _Input:
+    """One request laid out for the model."""
+
+    src: list[int]  # encoder ids (context <sep> ... current </s> for concatenation models)
+    positions: list[int] | None  # segment-shifted encoder positions, None for plain ones
+    ctx: list[int]  # multi-encoder models' separate context (<ctx> ... </s>)
+    dist: list[int]  # and each of its tokens' sentence distance
+    prefix: list[int]  # target-side context forced before the current sentence
+    forced: list[int]  # the forced start of the current sentence (Request.forced_start)
+    budget: int  # most pieces for the current sentence
 
 
 class TorchEngine:
@@ -58,8 +78,8 @@ class TorchEngine:
         self.sp = spm.SentencePieceProcessor(
             model_file=str(self.bundle.file(self.manifest.source_spm)))
         ids = SpecialIds.of(self.sp, self.manifest.special_tokens)
-        self.ctx_bos, self.bos, self.eos, self.pad, self.unk = (
-            ids.ctx_bos, ids.bos, ids.eos, ids.pad, ids.unk)
+        self.ctx_bos, self.bos, self.eos, self.pad, self.unk, self.sep = (
+            ids.ctx_bos, ids.bos, ids.eos, ids.pad, ids.unk, ids.sep)
 
     @property
     def max_context(self) -> int:
@@ -69,34 +89,74 @@ class TorchEngine:
     def target_sp(self) -> spm.SentencePieceProcessor:
         return self.sp  # one joint vocabulary, as subctx.engine.Engine.target_sp
 
-    uses_target_context = False  # these models read source-side context only
-    supports_forced_start = False  # its beam search forces no prefix
+    @property
+    def uses_target_context(self) -> bool:
+        """Concatenation models read the previous translations as a forced decoder prefix;
+        the multi-encoder models read source-side context only."""
+        ctx = self.manifest.context
+        return (self.manifest.architecture == "concat" and ctx.max_k > 0
+                and ctx.target_side == "prefix")
+
+    supports_forced_start = True
 
     # -- input --------------------------------------------------------------------------------
-    def _tensors(self, requests: Sequence[Request]):
-        torch = self.torch
-        srcs, ctxs, dists = [], [], []
-        for r in requests:
-            srcs.append(self.sp.encode(r.text)[:MAX_SENTENCE_PIECES] + [self.eos])
-            k = min(len(r.source_context), self.max_context)
-            context = [self.sp.encode(s)[:MAX_SENTENCE_PIECES]
-                       for s in r.source_context[len(r.source_context) - k:]]
-            ctx, dist = separate_context(context, self.ctx_bos, self.eos)
-            ctxs.append(ctx)
-            dists.append(dist)
+    def _pieces(self, text: str) -> list[int]:
+        return self.sp.encode(text)[:MAX_SENTENCE_PIECES]
 
-        def pad(rows: list[list[int]]):
+    def _prepare(self, request: Request) -> _Input:
+        """Lay a request out as model input (subctx.layout), as subctx.engine.Engine does:
+        concatenation models drop context, oldest first, until both sides fit the positions."""
+        limit = self.manifest.max_positions
+        current = self._pieces(request.text)[: limit - 1]
+        forced = self._pieces(request.forced_start) if request.forced_start else []
+        budget = decoding_budget(len(current))
+        k = min(len(request.source_context), self.max_context)
+        if self.manifest.architecture != "concat":
+            context = [self._pieces(s) for s in
+                       request.source_context[len(request.source_context) - k:]]
+            ctx, dist = separate_context(context, self.ctx_bos, self.eos)
+            return _Input([*current, self.eos], None, ctx, dist, [], forced, budget)
+        src_ctx = [self._pieces(s) for s in request.source_context]
+        tgt_ctx = [self._pieces(t) for t in request.target_context]
+        if self.uses_target_context:
+            k = min(k, len(tgt_ctx))
+        shift = self.manifest.context.segment_shift
+        while True:
+            tokens, segments = encoder_tokens(src_ctx[len(src_ctx) - k:], current, self.sep,
+                                              self.eos)
+            positions = shifted_positions(segments, shift)
+            prefix = (decoder_prefix(tgt_ctx[len(tgt_ctx) - k:], self.sep)
+                      if self.uses_target_context and k else [])
+            if k == 0 or (positions[-1] < limit and limit - 1 - len(prefix) >= budget):
+                return _Input(tokens, positions if shift else None, [self.ctx_bos], [0],
+                              prefix, forced, budget)
+            k -= 1
+
+    def _tensors(self, inputs: Sequence[_Input]):
+        torch = self.torch
+
+        def pad(rows: list[list[int]], value: int):
             width = max(map(len, rows))
-            return torch.tensor([row + [self.pad] * (width - len(row)) for row in rows],
+            return torch.tensor([row + [value] * (width - len(row)) for row in rows],
                                 device=self.device)
 
-        return pad(srcs), pad(ctxs), pad(dists), srcs
+        positions = (pad([i.positions for i in inputs], 0)
+                     if any(i.positions is not None for i in inputs) else None)
+        return (pad([i.src for i in inputs], self.pad), positions,
+                pad([i.ctx for i in inputs], self.pad), pad([i.dist for i in inputs], 0))
 
-    def _encode(self, src, ctx, dist):
-        """Multi-encoder models read the separate context; a sentence-level one does not."""
-        if self.manifest.architecture == "transformer":
-            return self.model.encode(src)
+    def _encode(self, src, positions, ctx, dist):
+        """Sentence-level and concatenation models read one sequence (positions shifted per
+        segment where the model was trained so); multi-encoder ones the context apart."""
+        if self.manifest.architecture in ("transformer", "concat"):
+            return self.model.encode(src, positions)
         return self.model.encode(src, None, ctx, dist)
+
+    def _current_part(self, ids: list[int], prefix_len: int) -> list[int]:
+        current = ids[prefix_len:]
+        if self.sep in current:  # a stray separator: keep what follows the last one
+            current = current[len(current) - current[::-1].index(self.sep):]
+        return current
 
     # -- decoding -----------------------------------------------------------------------------
     def translate(self, requests: Sequence[Request], beam_size: int = 4,
@@ -111,33 +171,39 @@ class TorchEngine:
     def _translate(self, requests, beam_size, num_hypotheses, return_attention):
         torch = self.torch
         beam = max(beam_size, num_hypotheses)
-        src, ctx, dist, src_ids = self._tensors(requests)
+        inputs = [self._prepare(r) for r in requests]
+        src, positions, ctx, dist = self._tensors(inputs)
+        max_len = min(self.manifest.max_positions - 1,
+                      max(len(i.prefix) + len(i.forced) + i.budget for i in inputs))
         with torch.no_grad():
-            memory, mask = self._encode(src, ctx, dist)
-            results = self._beam_search(memory, mask, beam, max(len(s) for s in src_ids),
+            memory, mask = self._encode(src, positions, ctx, dist)
+            results = self._beam_search(memory, mask, beam, max(1, max_len),
+                                        [i.prefix + i.forced for i in inputs],
                                         self.manifest.length_penalty)
         out = []
-        for i, hyps in enumerate(results):
-            best_ids, best_score = hyps[0]
-            t = Translation(self.sp.decode(best_ids), best_score)
+        for i, (hyps, prepared) in enumerate(zip(results, inputs, strict=True)):
+            currents = [self._current_part(ids, len(prepared.prefix)) for ids, _ in hyps]
+            t = Translation(self.sp.decode(currents[0]), hyps[0][1])
             if num_hypotheses > 1:
-                texts = list(dict.fromkeys(self.sp.decode(ids) for ids, _ in
-                                           hyps[:num_hypotheses]))
+                texts = list(dict.fromkeys(self.sp.decode(c) for c in
+                                           currents[:num_hypotheses]))
                 t.alternatives = self.score([requests[i]] * len(texts), texts)
             if return_attention:
-                t.attention = self._attention(memory[i:i + 1], mask[i:i + 1], src_ids[i],
-                                              best_ids)
+                t.attention = self._attention(memory[i:i + 1], mask[i:i + 1], prepared,
+                                              currents[0])
                 t.context_attention = self._context_attention(src[i:i + 1], ctx[i:i + 1],
                                                               dist[i:i + 1])
             out.append(t)
         return out
 
-    def _beam_search(self, memory, mask, beam: int, longest: int, length_penalty: float = 1.0):
+    def _beam_search(self, memory, mask, beam: int, max_len: int, forced: list[list[int]],
+                     length_penalty: float = 1.0):
         """Batched beam search with a key/value cache; per sentence [(ids, score)], best first,
-        score = log-probability / length^length_penalty."""
+        score = log-probability / length^length_penalty. Each sentence's `forced` tokens come
+        first (target-side context, a forced start), scored as the model scores them, as
+        CTranslate2's target_prefix does; the ids include them."""
         torch = self.torch
         batch = memory.size(0)
-        max_len = decoding_budget(longest - 1)  # `longest` counts </s>; as CTranslate2
         cache = self.model.start_decoding(memory.repeat_interleave(beam, 0),
                                           mask.repeat_interleave(beam, 0))
         tokens = torch.full((batch * beam, 1), self.bos, dtype=torch.long, device=self.device)
@@ -150,6 +216,15 @@ class TorchEngine:
             logits[:, self.unk] = -math.inf  # never '⁇' in a subtitle
             logp = logits.log_softmax(-1)
             vocab = logp.size(-1)
+            rows = [b * beam + j for b in range(batch) if step <= len(forced[b])
+                    for j in range(beam)]
+            if rows:  # a forced step: only the given token may follow
+                rows_t = torch.tensor(rows, device=self.device)
+                wanted = torch.tensor([forced[r // beam][step - 1] for r in rows],
+                                      device=self.device)
+                kept = logp[rows_t, wanted]
+                logp[rows_t] = -math.inf
+                logp[rows_t, wanted] = kept
             total = (scores.view(-1, 1) + logp).view(batch, beam * vocab)
             top_scores, top_index = total.topk(2 * beam, dim=-1)
             next_tokens, next_scores, parents = [], [], []
@@ -186,13 +261,15 @@ class TorchEngine:
             scores = torch.tensor(next_scores, device=self.device).view(batch, beam)
         return [sorted(f, key=lambda h: -h[1]) or [([], -math.inf)] for f in finished]
 
-    def _attention(self, memory, mask, src_ids: list[int], out_ids: list[int]) -> AttentionMap:
+    def _attention(self, memory, mask, prepared: _Input, out_ids: list[int]) -> AttentionMap:
         torch = self.torch
-        tgt = torch.tensor([[self.bos, *out_ids]], device=self.device)
+        prefix = prepared.prefix
+        tgt = torch.tensor([[self.bos, *prefix, *out_ids]], device=self.device)
         with torch.no_grad():
             _, weights = self.model.decode(tgt, memory, mask, need_weights=True)
-        rows = weights[0, 1:len(out_ids) + 1].tolist() if weights is not None else []
-        return AttentionMap([self.sp.id_to_piece(i) for i in src_ids],
+        first = len(prefix) + 1
+        rows = weights[0, first:first + len(out_ids)].tolist() if weights is not None else []
+        return AttentionMap([self.sp.id_to_piece(i) for i in prepared.src],
                             [self.sp.id_to_piece(i) for i in out_ids], rows)
 
     def _context_attention(self, src, ctx, dist) -> AttentionMap | None:
@@ -212,22 +289,28 @@ class TorchEngine:
 
     def score(self, requests: Sequence[Request], candidates: Sequence[str],
               max_batch_size: int = 32) -> list[Hypothesis]:
+        """Log-probability of each candidate as its request's translation; target-side context
+        is forced as at translation time and only the current part is counted."""
         torch = self.torch
         out: list[Hypothesis] = []
+        room = self.manifest.max_positions - 2  # <s> and </s> take positions too
         for start in range(0, len(requests), max_batch_size):
-            reqs = requests[start:start + max_batch_size]
+            inputs = [self._prepare(r) for r in requests[start:start + max_batch_size]]
             cands = candidates[start:start + max_batch_size]
-            src, ctx, dist, _ = self._tensors(reqs)
-            targets = [[self.bos, *self.sp.encode(c), self.eos] for c in cands]
+            src, positions, ctx, dist = self._tensors(inputs)
+            targets = [[self.bos, *(i.prefix + self.sp.encode(c))[:room], self.eos]
+                       for i, c in zip(inputs, cands, strict=True)]
             width = max(map(len, targets))
             tgt = torch.tensor([t + [self.pad] * (width - len(t)) for t in targets],
                                device=self.device)
+            counted = tgt[:, 1:] != self.pad
+            for row, prepared in enumerate(inputs):
+                counted[row, :len(prepared.prefix)] = False
             with torch.no_grad():
-                memory, mask = self._encode(src, ctx, dist)
+                memory, mask = self._encode(src, positions, ctx, dist)
                 logp = self.model.decode(tgt[:, :-1], memory, mask)[0].float().log_softmax(-1)
-                picked = logp.gather(-1, tgt[:, 1:, None])[..., 0]
-                picked = picked.masked_fill(tgt[:, 1:] == self.pad, 0.0)
-            counts = (tgt[:, 1:] != self.pad).sum(-1).tolist()
-            for c, value, n in zip(cands, picked.sum(-1).tolist(), counts, strict=True):
+                picked = logp.gather(-1, tgt[:, 1:, None])[..., 0].masked_fill(~counted, 0.0)
+            for c, value, n in zip(cands, picked.sum(-1).tolist(), counted.sum(-1).tolist(),
+                                   strict=True):
                 out.append(Hypothesis(c, float(value), int(n)))
         return out

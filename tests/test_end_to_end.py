@@ -103,6 +103,40 @@ def test_every_evaluator_runs_on_fixture_data(trained):
     assert bad.exit_code != 0 and "not a dev-report JSON" in bad.output
 
 
+def test_dev_report_without_ctranslate2_matches_the_ctranslate2_bundle(trained):
+    """A GPU machine has no ctranslate2: it exports the run as a PyTorch bundle and runs the
+    whole dev report there. Same weights (float32 both), same scores."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root, _ = trained
+    dev = _write_dev(root / "dev-torch")
+    ct2 = export_run(root / "run", root / "ct2-fp32", quantize=None, length_penalty=2.0)
+    code = ("import sys; sys.modules['ctranslate2'] = None; from training.cli import main; "
+            "sys.argv = ['subctx-train'] + sys.argv[1:]; main()")
+    env_root = str(Path(__file__).resolve().parent.parent)
+    run = [sys.executable, "-c", code]
+    done = subprocess.run(run + ["export", str(root / "run"), "--out", str(root / "pt"),
+                                 "--backend", "torch", "--length-penalty", "2"],
+                          capture_output=True, text=True, cwd=env_root, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert load_bundle(root / "pt").manifest.backend == "torch"
+    done = subprocess.run(run + ["dev-report", str(root / "pt"), "--dev-root", str(dev),
+                                 "--ctxpro-limit", "10", "--beam", "2", "--device", "auto",
+                                 "--random-control", "--json", str(root / "pt.json")],
+                          capture_output=True, text=True, cwd=env_root, timeout=300)
+    assert done.returncode == 0, done.stdout[-1500:] + done.stderr[-1500:]
+    rows = json.loads((root / "pt.json").read_text())["models"][str(root / "pt")]
+    assert [r["context"] for r in rows] == [1, 0, "1 (random)"]
+    engine = Engine(ct2, device="cpu", threads=1)
+    for row in rows[:2]:
+        want = evaluate_condition(engine, dev, row["context"], 10, 2)
+        for key in ("friends_bleu", "friends_chrf", "deixis_dev", "lex_cohesion_dev",
+                    "ctxpro_dev"):
+            assert row[key] == want[key], (row["context"], key)
+
+
 def test_model_card_budget_counts_the_pretraining_run():
     fine_tuned = {"device": "cpu", "steps": 1500, "minutes": 30.0, "precision": "bf16",
                   "init_from": "runs/base",

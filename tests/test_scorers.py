@@ -158,6 +158,52 @@ def test_torch_beam_search_equals_ctranslate2_beam_4(tmp_path, tiny_bundle):
     assert same == len(sentences), f"{same}/{len(sentences)} identical"
 
 
+@pytest.mark.parametrize("shift", [0, 16])
+def test_torch_concat_with_context_equals_ctranslate2(tmp_path, tiny_bundle, shift):
+    """A concatenation model served by PyTorch (as a GPU machine without ctranslate2 evaluates
+    it) translates and scores with context exactly as CTranslate2 does: source context
+    concatenated (positions shifted per segment), previous translation forced as a prefix, a
+    forced start of the current sentence."""
+    import sentencepiece as spm
+
+    from training.export import export_bundle
+    from training.model import ModelConfig, Transformer
+
+    spm_file = tiny_bundle.parent / "spm.model"
+    vocab = spm.SentencePieceProcessor(model_file=str(spm_file)).get_piece_size()
+    torch.manual_seed(5)
+    model = Transformer(ModelConfig(vocab_size=vocab, d_model=32, n_heads=4, ff_dim=64,
+                                    enc_layers=2, dec_layers=2, max_positions=256,
+                                    dropout=0.0)).eval()
+    with torch.no_grad():
+        model.embed.weight[3] *= 3.0
+    context = ContextSettings(max_k=1, default_k=1, target_side="prefix", segment_shift=shift)
+    ct2 = Engine(export_bundle(model, spm_file, Manifest("concat", source_spm="spm.model",
+                                                         target_spm="spm.model",
+                                                         max_positions=256, context=context),
+                               tmp_path / "ct2"), device="cpu", compute_type="float32",
+                 threads=1)
+    served = TorchEngine(export_torch_bundle(
+        model, spm_file, Manifest("concat", backend="torch", source_spm="spm.model",
+                                  target_spm="spm.model", max_positions=256, context=context),
+        tmp_path / "pt"), device="cpu")
+    assert served.uses_target_context and served.supports_forced_start
+    requests = [Request(src, (prev_src,), (prev_tgt,)) for (src, _), (prev_src, prev_tgt)
+                in zip(CORPUS[1:], CORPUS, strict=False)]
+    requests += [Request(CORPUS[0][0]), Request(CORPUS[2][0], (CORPUS[1][0],), (CORPUS[1][1],),
+                                                forced_start=CORPUS[2][1].split()[0])]
+    a = ct2.translate(requests, beam_size=4)
+    b = served.translate(requests, beam_size=4)  # one batch: prefixes of different lengths
+    assert [t.text for t in b] == [t.text for t in a]
+    assert requests[-1].forced_start and b[-1].text.startswith(requests[-1].forced_start)
+    plain = served.translate([Request(r.text) for r in requests[:-2]], beam_size=4)
+    assert [t.text for t in plain] != [t.text for t in b[:-2]]  # the context was read
+    candidates = [t for _, t in CORPUS[1:]] + [CORPUS[0][1], CORPUS[2][1]]
+    for x, y in zip(ct2.score(requests, candidates), served.score(requests, candidates),
+                    strict=True):
+        assert (x.tokens, round(x.log_prob, 3)) == (y.tokens, round(y.log_prob, 3))
+
+
 @pytest.mark.parametrize("k", [0, 1])
 def test_ctxpro_documents_hold_the_last_k_plus_one_sentences(k):
     engine = Fixed({"A.": "А.", "B.": "Б.", "C.": "В."})

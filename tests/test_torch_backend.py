@@ -59,7 +59,7 @@ def test_beam_one_equals_greedy(bundle):
     path, model = bundle
     engine = TorchEngine(path, device="cpu")
     req = Request("She said it was fine.", ("Hello there, how are you?",))
-    src, ctx, dist, _ = engine._tensors([req])
+    src, _, ctx, dist = engine._tensors([engine._prepare(req)])
     budget = decoding_budget(src.size(1) - 1)  # the sentence's pieces, without </s>
     greedy = model.greedy(src, 2, 3, budget, ctx=ctx, ctx_dist=dist)[0]
     [t] = engine.translate([req], beam_size=1)
@@ -72,7 +72,7 @@ def test_score_is_the_teacher_forced_log_probability(bundle):
     req = Request("Thank you very much.", ("Where is the door?",))
     candidate = "Большое спасибо."
     [h] = engine.score([req], [candidate])
-    src, ctx, dist, _ = engine._tensors([req])
+    src, _, ctx, dist = engine._tensors([engine._prepare(req)])
     ids = [2, *engine.sp.encode(candidate), 3]
     with torch.no_grad():
         memory, mask = model.encode(src, None, ctx, dist)

@@ -93,7 +93,8 @@ def training_minutes(records: list[dict]) -> float:
 
 
 def export_run(source: Path, out: Path, quantize: str | None = None, max_gap: float = 7.0,
-               default_k: int = 1, length_penalty: float = 1.0) -> Path:
+               default_k: int = 1, length_penalty: float = 1.0,
+               backend: str | None = None) -> Path:
     model, cfg, run_dir, extra = _load(source)
     info = _training_info(run_dir, cfg, extra)
     info["parameters"] = sum(p.numel() for p in model.parameters())
@@ -102,7 +103,11 @@ def export_run(source: Path, out: Path, quantize: str | None = None, max_gap: fl
                                                     else "cpu")
     info["data"] = run_config.get("data")
     info["quantization"] = quantize or "float32"
-    torch_backend = BACKENDS[cfg.architecture] == "torch"
+    backend = backend or BACKENDS[cfg.architecture]
+    if BACKENDS[cfg.architecture] == "torch" and backend != "torch":
+        raise ValueError(f"CTranslate2 cannot run the {cfg.architecture} architecture")
+    torch_backend = backend == "torch"
+    multi_encoder = BACKENDS[cfg.architecture] == "torch"  # reads its context apart
     source_lang, target_lang = cfg.languages
     manifest = Manifest(
         architecture=cfg.architecture, backend="torch" if torch_backend else "ctranslate2",
@@ -111,7 +116,7 @@ def export_run(source: Path, out: Path, quantize: str | None = None, max_gap: fl
         source_spm="spm.model", target_spm="spm.model",
         context=ContextSettings(max_k=cfg.max_k, default_k=min(default_k, cfg.max_k),
                                 max_gap=max_gap,
-                                target_side="none" if torch_backend else cfg.target_context,
+                                target_side="none" if multi_encoder else cfg.target_context,
                                 segment_shift=cfg.segment_shift),
         info={"training": info})
     if torch_backend:

@@ -275,12 +275,17 @@ def export(
     length_penalty: Annotated[float, typer.Option(
         help="Beam-search length penalty the app uses (log-prob / length ** this); tune on "
              "dev.")] = 1.0,
+    backend: Annotated[str | None, typer.Option(
+        help="torch: a PyTorch bundle for any architecture (where ctranslate2 is missing, "
+             "e.g. to evaluate on a GPU machine); default: the architecture's.")] = None,
 ) -> None:
     """Export to a subctx bundle: CTranslate2 model, SentencePiece, manifest, model card."""
     from training.bundle_card import export_run
 
+    if backend not in (None, "torch", "ctranslate2"):
+        raise typer.BadParameter("--backend is torch or ctranslate2")
     path = export_run(source, out, quantize, max_gap=max_gap, default_k=default_k,
-                      length_penalty=length_penalty)
+                      length_penalty=length_penalty, backend=backend)
     typer.echo(f"bundle written: {path}")
 
 
@@ -405,12 +410,14 @@ def dev_report(
     random_control: Annotated[bool, typer.Option(
         help="Also run context models with a random context sentence.")] = False,
     json_file: Annotated[Path | None, typer.Option("--json")] = None,
+    device: Annotated[str, typer.Option(
+        help="cpu (the app's speed), cuda or auto: where the models run.")] = "cpu",
 ) -> None:
     """The dev table for one or more bundles, with context and with --context 0."""
     from training.report import full_dev_report, show_dev_table
 
     report = full_dev_report(models, dev_root, ctxpro_limit, beam, threads, record,
-                             random_control, bleu_limit)
+                             random_control, bleu_limit, device)
     show_dev_table(report)
     _json_out(json_file, report)
 

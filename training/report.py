@@ -143,12 +143,12 @@ def evaluate_condition(engine: Engine, dev_root: Path, context: int, ctxpro_limi
 
 def full_dev_report(models: list[Path], dev_root: Path, ctxpro_limit: int = 300, beam: int = 4,
                     threads: int = 0, record: bool = False, random_control: bool = False,
-                    bleu_limit: int | None = None) -> dict:
+                    bleu_limit: int | None = None, device: str = "cpu") -> dict:
     from training.bundle_card import record_scores
 
     report: dict = {"models": {}}
     for model in models:
-        engine = open_engine(model, device="cpu", compute_type="auto", threads=threads)
+        engine = open_engine(model, device=device, compute_type="auto", threads=threads)
         conditions = []
         default_k = engine.manifest.context.default_k
         for k in ([default_k, 0] if engine.max_context else [0]):
