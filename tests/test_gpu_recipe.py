@@ -76,3 +76,39 @@ def test_ddp_under_torchrun_on_cpu(tmp_path):
                (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     assert metrics[-1]["step"] == 6
     assert (tmp_path / "run" / "final.safetensors").exists()
+
+
+def test_rows_side_by_side_then_report_on_cpu(tmp_path):
+    """The comparison rows start at once on shared data, `wait` waits for all of them, and
+    `report` evaluates every row where it trained (PyTorch bundles, no ctranslate2 needed)."""
+    from tests.test_end_to_end import _write_dev
+
+    env = {**os.environ, "PYTHON": sys.executable, "PACK": str(tmp_path / "recipe.tar.xz"),
+           "RECIPE_DIR": str(tmp_path / "device"), "POLL": "1", "CPU": "1",
+           "OMP_NUM_THREADS": "1"}
+
+    def recipe(*args, check=True):
+        return subprocess.run(["bash", str(ROOT / "training/gpu_recipe.sh"), *args], env=env,
+                              capture_output=True, text=True, check=check, timeout=600)
+
+    train = _docs(tmp_path / "train.jsonl", 6)
+    devroot = _write_dev(tmp_path / "devroot")
+    recipe("pack", "--train", str(train), "--bt", str(_docs(tmp_path / "bt.jsonl", 1)),
+           "--dev", str(devroot / "friends_dev.jsonl"), "--devroot", str(devroot))
+    started = recipe("rows", "--cpu", "--steps", "3")
+    assert started.stdout.count("training started") == 8  # no `mt` in the data: no own row
+    waited = recipe("wait", "--seconds", "400", check=False)
+    assert waited.returncode == 0, waited.stdout[-3000:] + waited.stderr[-3000:]
+    out = tmp_path / "OUT"
+    reported = recipe("report", str(out), "--ctxpro-limit", "4", "--beam", "2", check=False)
+    assert reported.returncode == 0, reported.stdout[-3000:] + reported.stderr[-3000:]
+    report = json.loads((out / "dev_report.json").read_text())["models"]
+    assert len(report) == 8
+    by_name = {Path(k).name: v for k, v in report.items()}
+    assert [c["context"] for c in by_name["concat-cd"]] == [1, 0, "1 (random)"]
+    assert [c["context"] for c in by_name["baseline"]] == [0]  # reads no context
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert {name: rows[-1]["step"] for name, rows in metrics.items()} == dict.fromkeys(
+        by_name, 3)
+    assert (out / "attention" / "attention.json").exists()
+    assert len([f for f in out.rglob("*") if f.is_file()]) <= 8

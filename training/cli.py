@@ -426,6 +426,8 @@ def dev_report(
 def dev_table(
     reports: Annotated[list[Path], typer.Argument(help="JSON files written by dev-report --json.")],
     markdown: Annotated[Path | None, typer.Option(help="Also write the table here.")] = None,
+    json_file: Annotated[Path | None, typer.Option(
+        "--json", help="Also write the merged report here.")] = None,
 ) -> None:
     """One dev table from several dev-report runs (e.g. models evaluated as they finished)."""
     import json
@@ -440,6 +442,7 @@ def dev_table(
             typer.echo(f"error: {path}: not a dev-report JSON ({err})", err=True)
             raise typer.Exit(1) from None
     show_dev_table(merged)
+    _json_out(json_file, merged)
     if markdown is not None:
         markdown.write_text(dev_table_markdown(merged) + "\n", encoding="utf-8")
 

@@ -120,7 +120,7 @@ PRESETS: dict[str, dict] = {
                      dropout=0.3, vocab_size=16000, max_tokens=16000, warmup=2000,
                      eval_every=500),
     # a few seconds: for tests
-    "tiny": dict(d_model=32, n_heads=2, ff_dim=64, enc_layers=1, dec_layers=1, dropout=0.0,
+    "tiny": dict(d_model=32, n_heads=2, ff_dim=64, enc_layers=2, dec_layers=1, dropout=0.0,
                  vocab_size=200, max_tokens=400, warmup=10, eval_every=5, max_positions=256),
 }
 

@@ -2,6 +2,7 @@
 # One training run on a lent GPU machine (the `device` tool), or the same on this CPU (--cpu).
 #
 # here:     bash training/gpu_recipe.sh pack --train T... [--bt B...] --dev D... [--spm M]
+#             [--devroot shared/data/en-ru/dev] (for `report`)
 #             -> .device/recipe.tar.xz (xz; the device tool carries at most 64 MiB)
 # device:   bash training/gpu_recipe.sh start [--cpu] [--minutes M] [-- TRAIN OPTIONS]
 #             unpacks the carried data, trains in the background (setsid) with a wall-clock
@@ -16,6 +17,18 @@
 #
 # A device session: carry .device, run `start` then `wait` (within one call: start; wait
 # --seconds 540), more `wait` calls while the budget lasts, then `collect $OUT`.
+#
+# Several runs side by side on the one GPU (the comparison of the papers' systems):
+# device:   bash training/gpu_recipe.sh start --name NAME [--no-bt] [--minutes M] [-- OPTS]
+#             one run per name, in $RECIPE_DIR/runs/NAME, all in the background at once
+#           bash training/gpu_recipe.sh rows [--cpu] [--steps N] [--minutes M] [--preset P]
+#             starts the six rows of docs/comparison (same data, tokenizer and updates) and
+#             the two back-translation / own-context ablations of docs/recipe.md
+#           bash training/gpu_recipe.sh wait [--seconds S]     (waits for every run)
+#           bash training/gpu_recipe.sh report OUT [--bleu-limit N]
+#             exports each finished run as a PyTorch bundle, runs dev-report on the GPU for
+#             all of them (real, no and random context) and the attention analysis of the
+#             context-aware encoder: OUT gets dev_report.json, metrics.json, attention/
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RECIPE_DIR=${RECIPE_DIR:-/tmp/recipe}
@@ -33,6 +46,11 @@ pack() {
         case $1 in
             --train) where=train ;; --bt) where=bt ;; --dev) where=dev ;;
             --spm) shift; cp "$1" "$stage/data/spm.model" ;;
+            --devroot) shift  # what dev-report reads: friends, flores, Voita, ctxpro
+                mkdir -p "$stage/data/devroot/voita"
+                cp "$1"/friends_dev.jsonl "$1"/flores_dev.jsonl "$stage/data/devroot/"
+                cp -r "$1/voita/mjpost" "$stage/data/devroot/voita/"
+                cp -r "$1/ctxpro" "$stage/data/devroot/" ;;
             *) if [ -d "$1" ]; then cp "$1"/*.jsonl "$stage/data/$where/";
                else cp "$1" "$stage/data/$where/"; fi ;;
         esac
@@ -47,38 +65,102 @@ pack() {
     [ "$size" -le $((60 * 1048576)) ] || die "pack: $PACK is over 60 MiB; carry less data"
 }
 
+unpack() {
+    # once per machine: runs started side by side share the unpacked data
+    [ -f "$PACK" ] || die "start: $PACK not found (run pack here and carry .device)"
+    mkdir -p "$RECIPE_DIR"
+    if [ ! -f "$RECIPE_DIR/data/.unpacked" ]; then
+        rm -rf "$RECIPE_DIR/data"
+        xz -dc "$PACK" | tar -C "$RECIPE_DIR" -xf -
+        touch "$RECIPE_DIR/data/.unpacked"
+    fi
+}
+
 start() {
-    local cpu=0 minutes="" preset=gpu-deep
+    local cpu=0 minutes="" preset=gpu-deep name="" bt=1
     while [ $# -gt 0 ]; do
         case $1 in
             --cpu) cpu=1; preset=tiny ;;
             --minutes) shift; minutes=$1 ;;
             --preset) shift; preset=$1 ;;
+            --name) shift; name=$1 ;;
+            --no-bt) bt=0 ;;
             --) shift; break ;;
             *) die "start: unknown option $1" ;;
         esac
         shift
     done
     [ -n "$minutes" ] || minutes=$([ "$cpu" = 1 ] && echo 1 || echo 20)
-    [ -f "$PACK" ] || die "start: $PACK not found (run pack here and carry .device)"
-    mkdir -p "$RECIPE_DIR"
-    rm -rf "$RECIPE_DIR/data" "$RECIPE_DIR/done"
-    xz -dc "$PACK" | tar -C "$RECIPE_DIR" -xf -
-    local data="$RECIPE_DIR/data" device=cuda
+    unpack
+    local data="$RECIPE_DIR/data" device=cuda run="$RECIPE_DIR/run" done="$RECIPE_DIR/done"
+    if [ -n "$name" ]; then
+        run="$RECIPE_DIR/runs/$name"; done="$RECIPE_DIR/runs/$name.done"
+        mkdir -p "$RECIPE_DIR/runs"
+    fi
+    rm -f "$done"
     [ "$cpu" = 1 ] && device=cpu
     local cmd=("$PY" -m training.cli train "$data/train")
-    [ -n "$(ls -A "$data/bt" 2>/dev/null)" ] && cmd+=("$data/bt")
+    [ "$bt" = 1 ] && [ -n "$(ls -A "$data/bt" 2>/dev/null)" ] && cmd+=("$data/bt")
     for f in "$data"/dev/*.jsonl; do [ -e "$f" ] && cmd+=(--dev "$f"); done
     [ -f "$data/spm.model" ] && cmd+=(--spm "$data/spm.model")
-    cmd+=(--run "$RECIPE_DIR/run" --preset "$preset" --device "$device"
+    cmd+=(--run "$run" --preset "$preset" --device "$device"
           --budget-minutes "$minutes" "$@")
     [ "$cpu" = 1 ] || nvidia-smi --query-gpu=name,memory.total --format=csv,noheader || true
     {
         printf '%q ' "${cmd[@]}"
-        printf '> %q 2>&1\necho $? > %q\n' "$RECIPE_DIR/train.log" "$RECIPE_DIR/done"
-    } > "$RECIPE_DIR/train.sh"
-    setsid bash "$RECIPE_DIR/train.sh" < /dev/null > /dev/null 2>&1 &
-    echo "training started in the background ($preset on $device, $minutes min): $RECIPE_DIR"
+        printf '> %q 2>&1\necho $? > %q\n' "$run.log" "$done"
+    } > "$run.sh"
+    setsid bash "$run.sh" < /dev/null > /dev/null 2>&1 &
+    echo "training started in the background ($preset on $device, $minutes min): $run"
+}
+
+rows() {
+    local steps=2500 minutes=18 preset=gpu-deep cpu=()
+    while [ $# -gt 0 ]; do
+        case $1 in
+            --cpu) cpu=(--cpu); preset=tiny ;;
+            --steps) shift; steps=$1 ;;
+            --minutes) shift; minutes=$1 ;;
+            --preset) shift; preset=$1 ;;
+            *) die "rows: unknown option $1" ;;
+        esac
+        shift
+    done
+    local same=(--max-k 1 --max-steps "$steps" --threads 2)
+    local row=("${cpu[@]}" --minutes "$minutes" --preset "$preset")
+    # the six systems of docs/comparison: same data, tokenizer and number of updates
+    start --name baseline "${row[@]}" -- --architecture transformer "${same[@]}"
+    start --name concat-plain "${row[@]}" -- --architecture concat --cd-weight 1 \
+        --segment-shift 0 "${same[@]}"
+    start --name concat-cd "${row[@]}" -- --architecture concat --cd-weight 0.01 \
+        --segment-shift 0 "${same[@]}"
+    start --name concat-cd-shift "${row[@]}" -- --architecture concat --cd-weight 0.01 \
+        --segment-shift 16 "${same[@]}"
+    start --name context-encoder "${row[@]}" -- --architecture context_encoder "${same[@]}"
+    start --name capsule "${row[@]}" -- --architecture capsule "${same[@]}"
+    # docs/recipe.md: the embedded model's recipe with and without back-translation
+    local recipe=(--architecture concat --cd-weight 0.01 --segment-shift 0 --noisy-context 0.3
+                  --weight subtitles=2 --weight dialogue=1.5 --weight news=0.5)
+    start --name recipe "${row[@]}" -- "${recipe[@]}" --weight synthetic=0.5 "${same[@]}"
+    start --name recipe-no-bt --no-bt "${row[@]}" -- "${recipe[@]}" "${same[@]}"
+    if grep -q '"mt"' "$RECIPE_DIR"/data/train/*.jsonl 2>/dev/null; then
+        start --name recipe-own "${row[@]}" -- "${recipe[@]}" --weight synthetic=0.5 \
+            --own-context 0.5 "${same[@]}"
+    fi
+}
+
+all_done() {
+    # every started run has its done file (the single run's, or each named one's)
+    local script
+    for script in "$RECIPE_DIR"/run.sh "$RECIPE_DIR"/runs/*.sh; do
+        [ -e "$script" ] || continue
+        local base=${script%.sh}
+        if [ "$base" = "$RECIPE_DIR/run" ]; then
+            [ -f "$RECIPE_DIR/done" ] || return 1
+        else
+            [ -f "$base.done" ] || return 1
+        fi
+    done
 }
 
 wait_run() {
@@ -86,16 +168,24 @@ wait_run() {
     [ "${1:-}" = --seconds ] && seconds=$2
     local until=$((SECONDS + seconds))
     while :; do
-        if [ -f "$RECIPE_DIR/done" ]; then
-            tail -n 5 "$RECIPE_DIR/train.log"
-            local rc; rc=$(cat "$RECIPE_DIR/done")
+        if all_done; then
+            local log rc=0
+            for log in "$RECIPE_DIR"/run.log "$RECIPE_DIR"/runs/*.log; do
+                [ -e "$log" ] || continue
+                echo "== $log"; tail -n 3 "$log"
+            done
+            for f in "$RECIPE_DIR"/done "$RECIPE_DIR"/runs/*.done; do
+                [ -e "$f" ] && [ "$(cat "$f")" != 0 ] && rc=$(cat "$f")
+            done
             echo "training finished (exit $rc)"
             return "$rc"
         fi
         [ $SECONDS -ge $until ] && break
         local poll=${POLL:-60}
         sleep $((until - SECONDS < poll ? until - SECONDS : poll))
-        tail -n 2 "$RECIPE_DIR/train.log" 2>/dev/null || true
+        for log in "$RECIPE_DIR"/run.log "$RECIPE_DIR"/runs/*.log; do
+            [ -e "$log" ] && { echo "== $log"; tail -n 1 "$log"; }
+        done
     done
     echo "still training"
     return 3
@@ -107,6 +197,41 @@ collect() {
     "$PY" -m training.cli collect "$RECIPE_DIR/run" --out "$out"
 }
 
+report() {
+    local out=${1:?report OUT}; shift
+    local device=cuda
+    [ "${CPU:-0}" = 1 ] && device=cpu
+    local bundles=() name run
+    mkdir -p "$RECIPE_DIR/bundles" "$RECIPE_DIR/reports" "$out"
+    for run in "$RECIPE_DIR"/runs/*/; do
+        run=${run%/}; name=$(basename "$run")
+        [ -f "$run/final.safetensors" ] || { echo "report: $name has no final weights"; continue; }
+        "$PY" -m training.cli export "$run" --out "$RECIPE_DIR/bundles/$name" --backend torch
+        bundles+=("$name")
+    done
+    [ ${#bundles[@]} -gt 0 ] || die "report: no finished run"
+    for name in "${bundles[@]}"; do  # side by side, one process per model
+        "$PY" -m training.cli dev-report "$RECIPE_DIR/bundles/$name" --device "$device" \
+            --dev-root "$RECIPE_DIR/data/devroot" --random-control "$@" \
+            --json "$RECIPE_DIR/reports/$name.json" > "$RECIPE_DIR/reports/$name.log" 2>&1 &
+    done
+    wait
+    "$PY" -m training.cli dev-table "$RECIPE_DIR"/reports/*.json --json "$out/dev_report.json"
+    "$PY" - "$RECIPE_DIR/runs" "$out/metrics.json" <<'PY'
+import json, sys
+from pathlib import Path
+runs = Path(sys.argv[1])
+metrics = {p.parent.name: [json.loads(line) for line in p.read_text().splitlines() if line]
+           for p in sorted(runs.glob("*/metrics.jsonl"))}
+Path(sys.argv[2]).write_text(json.dumps(metrics))
+PY
+    if [ -f "$RECIPE_DIR/runs/context-encoder/final.safetensors" ]; then
+        "$PY" -m training.cli analyze-attention "$RECIPE_DIR/runs/context-encoder" \
+            --data "$RECIPE_DIR/data/devroot/friends_dev.jsonl" --out "$out/attention" || true
+    fi
+    ls -la "$out"
+}
+
 command=${1:-}
 shift || true
 case $command in
@@ -114,5 +239,7 @@ case $command in
     start) start "$@" ;;
     wait) wait_run "$@" ;;
     collect) collect "$@" ;;
-    *) sed -n '2,20p' "$0"; exit 2 ;;
+    rows) rows "$@" ;;
+    report) report "$@" ;;
+    *) sed -n '2,36p' "$0"; exit 2 ;;
 esac
