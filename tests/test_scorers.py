@@ -125,21 +125,28 @@ def test_bleu_chrf_extremes():
     assert other.bleu < 5.0 and other.chrf < 20.0
 
 
-def test_torch_beam_search_equals_ctranslate2_beam_4(tmp_path, tiny_bundle):
-    """The same sentence-level weights served by both backends give the same beam-4 output."""
+def _random_model(tiny_bundle, seed: int):
+    """A small untrained Transformer on the tiny bundle's tokenizer: (spm file, model)."""
     import sentencepiece as spm
 
-    from training.export import export_bundle
     from training.model import ModelConfig, Transformer
 
     spm_file = tiny_bundle.parent / "spm.model"
     vocab = spm.SentencePieceProcessor(model_file=str(spm_file)).get_piece_size()
-    torch.manual_seed(3)
+    torch.manual_seed(seed)
     model = Transformer(ModelConfig(vocab_size=vocab, d_model=32, n_heads=4, ff_dim=64,
                                     enc_layers=2, dec_layers=2, max_positions=256,
                                     dropout=0.0)).eval()
     with torch.no_grad():  # end sentences at a length of a few pieces, as a trained model does
         model.embed.weight[3] *= 3.0
+    return spm_file, model
+
+
+def test_torch_beam_search_equals_ctranslate2_beam_4(tmp_path, tiny_bundle):
+    """The same sentence-level weights served by both backends give the same beam-4 output."""
+    from training.export import export_bundle
+
+    spm_file, model = _random_model(tiny_bundle, 3)
     manifest = Manifest("transformer", source_spm="spm.model", target_spm="spm.model",
                         max_positions=256, context=ContextSettings())
     ct2 = Engine(export_bundle(model, spm_file, manifest, tmp_path / "ct2"), device="cpu",
@@ -164,19 +171,9 @@ def test_torch_concat_with_context_equals_ctranslate2(tmp_path, tiny_bundle, shi
     it) translates and scores with context exactly as CTranslate2 does: source context
     concatenated (positions shifted per segment), previous translation forced as a prefix, a
     forced start of the current sentence."""
-    import sentencepiece as spm
-
     from training.export import export_bundle
-    from training.model import ModelConfig, Transformer
 
-    spm_file = tiny_bundle.parent / "spm.model"
-    vocab = spm.SentencePieceProcessor(model_file=str(spm_file)).get_piece_size()
-    torch.manual_seed(5)
-    model = Transformer(ModelConfig(vocab_size=vocab, d_model=32, n_heads=4, ff_dim=64,
-                                    enc_layers=2, dec_layers=2, max_positions=256,
-                                    dropout=0.0)).eval()
-    with torch.no_grad():
-        model.embed.weight[3] *= 3.0
+    spm_file, model = _random_model(tiny_bundle, 5)
     context = ContextSettings(max_k=1, default_k=1, target_side="prefix", segment_shift=shift)
     ct2 = Engine(export_bundle(model, spm_file, Manifest("concat", source_spm="spm.model",
                                                          target_spm="spm.model",
