@@ -16,7 +16,6 @@ from rich.table import Table
 from subctx.bundle import default_bundle_path, load_bundle
 from subctx.errors import BundleError, SubctxError
 from subctx.files import Job, select_jobs
-from subctx.guard import GuardSettings
 from subctx.pipeline import SCHEDULES, DecodeOptions, DocumentResult, translate_documents
 from subctx.subtitles import SubtitleFile, read_subtitles
 from subctx.textio import atomic_write_text
@@ -223,10 +222,10 @@ def translate(
              "batches, repeated until every cue has its final context (same output); "
              "two-pass: context from the previous cue's plain translation (fastest, close).")
     ] = "sequential",
-    guard: Annotated[bool, typer.Option(
-        "--guard/--no-guard", metavar="",
+    guard: Annotated[bool | None, typer.Option(
+        "--guard/--no-guard", metavar="", show_default=False,
         help="Fall back to a cue's translation without context when the context one is not "
-             "a translation of it.")] = True,
+             "a translation of it (default: the model's).")] = None,
 ) -> None:
     """Translate subtitles (.srt, .vtt, .ass), each line with the line(s) just before it as
     context."""
@@ -271,11 +270,8 @@ def translate(
         engine = open_engine(bundle, device=device, compute_type=compute_type, threads=threads)
     except BundleError as problem:
         raise fail(str(problem)) from None
-    settings = bundle.manifest.context
-    options = DecodeOptions(
-        context=settings.default_k if context is None else context,
-        max_gap=settings.max_gap if max_gap is None else max_gap, beam_size=beam,
-        schedule=schedule, guard=GuardSettings(enabled=guard))
+    options = DecodeOptions.for_model(bundle.manifest.context, context, max_gap, guard,
+                                      beam_size=beam, schedule=schedule)
     if options.context > engine.max_context:
         warn(bundle.path, f"this model uses at most {engine.max_context} context cue(s); "
                           f"--context {options.context} is capped")

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from subctx.bundle import ContextSettings
 from subctx.context import context_indices
 from subctx.contract import Hypothesis, Request, Translation, Translator
 from subctx.guard import GuardSettings, verdict
@@ -43,6 +44,16 @@ class DecodeOptions:
     batch_size: int = 32
     schedule: str = "sequential"
     guard: GuardSettings = field(default_factory=GuardSettings)
+
+    @classmethod
+    def for_model(cls, settings: ContextSettings, context: int | None = None,
+                  max_gap: float | None = None, guard: bool | None = None,
+                  **rest) -> DecodeOptions:
+        """The app's options for a bundle: its context rule and guard default unless given."""
+        return cls(context=settings.default_k if context is None else context,
+                   max_gap=settings.max_gap if max_gap is None else max_gap,
+                   guard=GuardSettings(enabled=settings.guard if guard is None else guard),
+                   **rest)
 
 
 @dataclass

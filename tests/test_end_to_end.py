@@ -68,7 +68,7 @@ def test_export_writes_a_complete_bundle(trained):
     assert manifest.info["training"]["steps"] == 30 and manifest.length_penalty == 2.0
     card = (bundle / "README.md").read_text(encoding="utf-8")
     assert "concatenation model" in card and "Known limits" in card
-    assert "length penalty 2." in card
+    assert "length penalty 2;" in card and "context guard on by default" in card
 
 
 def test_every_evaluator_runs_on_fixture_data(trained):

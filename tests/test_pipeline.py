@@ -1,5 +1,6 @@
 """The document scheduler, with a transparent stand-in translator (upper-cases its input)."""
 
+import json
 from collections.abc import Sequence
 
 from subctx.contract import Hypothesis, Request, Translation
@@ -179,6 +180,21 @@ def test_guard_falls_back_to_the_plain_translation_for_a_drifting_cue():
         off = translate_documents([FILM], Drifting(), DecodeOptions(
             context=1, schedule=schedule, guard=GuardSettings(enabled=False)))[0]
         assert off.texts()[1] == "WHERE IS HE? HE LEFT."
+
+
+def test_a_bundle_without_guard_translates_as_no_guard_unless_asked():
+    from subctx.bundle import ContextSettings, Manifest
+
+    settings = ContextSettings(max_k=1, default_k=1, max_gap=7.0, guard=False)
+    manifest = Manifest.from_dict(json.loads(Manifest("concat", context=settings).to_json()))
+    assert manifest.context.guard is False  # survives the manifest round trip
+    default = DecodeOptions.for_model(manifest.context)
+    [result] = translate_documents([FILM], Drifting(), default)
+    assert result.texts()[1] == "WHERE IS HE? HE LEFT."  # the drifting cue is kept
+    asked = DecodeOptions.for_model(manifest.context, guard=True)
+    assert translate_documents([FILM], Drifting(), asked)[0].texts()[1] == "HE LEFT."
+    assert (default.context, default.max_gap) == (1, 7.0)
+    assert DecodeOptions.for_model(ContextSettings()).guard.enabled  # old bundles: guard on
 
 
 def test_two_pass_uses_the_plain_translation_as_prefix():

@@ -278,6 +278,10 @@ def export(
     backend: Annotated[str | None, typer.Option(
         help="torch: a PyTorch bundle for any architecture (where ctranslate2 is missing, "
              "e.g. to evaluate on a GPU machine); default: the architecture's.")] = None,
+    guard: Annotated[bool, typer.Option(
+        "--guard/--no-guard",
+        help="The app's default for the context guard (bench/context_schedule.py on dev "
+             "shows whether it pays for its time with this model).")] = True,
 ) -> None:
     """Export to a subctx bundle: CTranslate2 model, SentencePiece, manifest, model card."""
     from training.bundle_card import export_run
@@ -285,7 +289,7 @@ def export(
     if backend not in (None, "torch", "ctranslate2"):
         raise typer.BadParameter("--backend is torch or ctranslate2")
     path = export_run(source, out, quantize, max_gap=max_gap, default_k=default_k,
-                      length_penalty=length_penalty, backend=backend)
+                      length_penalty=length_penalty, backend=backend, guard=guard)
     typer.echo(f"bundle written: {path}")
 
 

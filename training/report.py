@@ -31,14 +31,11 @@ def _progress() -> Progress:
                     console=console, transient=True)
 
 
-def _k(engine: Engine, context: int | None) -> int:
-    return engine.manifest.context.default_k if context is None else context
-
-
 def run_bleu(engine: Engine, files: list[Path], context: int | None, max_gap: float = 7.0,
              beam: int = 4, limit: int | None = None) -> list[dict]:
     rows = []
-    options = DecodeOptions(context=_k(engine, context), max_gap=max_gap, beam_size=beam)
+    options = DecodeOptions.for_model(engine.manifest.context, context, max_gap,
+                                      beam_size=beam)  # as the app runs this model
     for file in files:
         docs = spread_documents(read_documents([file]), limit)
         total = sum(len(d.segments) for d in docs)
@@ -76,7 +73,7 @@ def run_contrastive(engine: Engine, root: Path, tests: list[str] | None,
 
 def run_ctxpro(engine: Engine, root: Path, limit: int | None, context: int | None,
                beam: int = 4) -> list[dict]:
-    options = DecodeOptions(context=_k(engine, context), beam_size=beam)
+    options = DecodeOptions.for_model(engine.manifest.context, context, beam_size=beam)
     rows = []
     for name, items in read_ctxpro(root, limit).items():
         with _progress() as progress:

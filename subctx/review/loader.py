@@ -46,10 +46,8 @@ def open_session(source: Path, translation: Path | None, bundle: Bundle, context
     sub = read_subtitles(source, encoding)
     plan = plan_document(sub)
     engine = open_engine(bundle, device=device)
-    settings = bundle.manifest.context
-    options = DecodeOptions(context=settings.default_k if context is None else context,
-                            max_gap=settings.max_gap if max_gap is None else max_gap,
-                            beam_size=beam)
+    options = DecodeOptions.for_model(bundle.manifest.context, context, max_gap,
+                                      beam_size=beam)
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         console=console, transient=True)
     with progress:
