@@ -109,30 +109,18 @@ class Engine:
         k = min(len(src_ctx), self.max_context)
         if self.uses_target_context:
             k = min(k, len(tgt_ctx))
-        while True:
-            tokens, segments = layout.encoder_tokens(src_ctx[len(src_ctx) - k:], current,
-                                                     self.tokens.sep, self.tokens.eos)
-            source = layout.ct2_source(tokens, segments, self.manifest.context)
-            prefix = (layout.decoder_prefix(tgt_ctx[len(tgt_ctx) - k:], self.tokens.sep)
-                      if self.uses_target_context and k else [])
-            room = limit - 1 - len(prefix)
-            last_position = layout.shifted_positions(
-                segments, self.manifest.context.segment_shift)[-1]
-            if k == 0 or (last_position < limit and room >= self._budget(current)):
-                forced = (self._pieces(self.target_sp, request.forced_start)
-                          if request.forced_start else [])
-                return Prepared(source, tokens, prefix, self._budget(current), forced)
-            k -= 1
+        budget = self._budget(current)
+        tokens, segments, prefix = layout.fit_context(
+            src_ctx, tgt_ctx, current, k, self.tokens.sep, self.tokens.eos,
+            self.manifest.context.segment_shift, limit, budget, self.uses_target_context)
+        forced = (self._pieces(self.target_sp, request.forced_start)
+                  if request.forced_start else [])
+        return Prepared(layout.ct2_source(tokens, segments, self.manifest.context), tokens,
+                        prefix, budget, forced)
 
     @staticmethod
     def _budget(current: list[str]) -> int:
         return decoding_budget(len(current))
-
-    def _current_part(self, tokens: list[str], prefix_len: int) -> list[str]:
-        current = tokens[prefix_len:]
-        if self.tokens.sep in current:  # a stray separator: keep what follows the last one
-            current = current[len(current) - current[::-1].index(self.tokens.sep):]
-        return current
 
     def _detok(self, pieces: list[str]) -> str:
         return self.target_sp.decode_pieces(pieces).strip()
@@ -163,7 +151,8 @@ class Engine:
         out = []
         for request, prepared, result in zip(requests, inputs, results, strict=True):
             prefix = prepared.prefix
-            currents = [self._current_part(h, len(prefix)) for h in result.hypotheses]
+            currents = [layout.current_part(h, len(prefix), self.tokens.sep)
+                        for h in result.hypotheses]
             translation = Translation(self._detok(currents[0]), result.scores[0])
             if num_hypotheses > 1:
                 texts = list(dict.fromkeys(self._detok(c) for c in currents))

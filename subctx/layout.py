@@ -60,6 +60,30 @@ def decoder_prefix(context: Sequence[Sequence[T]], sep: T) -> list[T]:
     return out
 
 
+def fit_context(src_ctx: Sequence[Sequence[T]], tgt_ctx: Sequence[Sequence[T]],
+                current: Sequence[T], k: int, sep: T, eos: T, shift: int, limit: int,
+                budget: int, with_prefix: bool) -> tuple[list[T], list[int], list[T]]:
+    """A concatenation model's input with the last `k` context sentences, dropping them oldest
+    first until the encoder's last position and the forced prefix plus the current sentence's
+    decoding `budget` fit `limit` positions: (encoder tokens, their segments, prefix)."""
+    while True:
+        tokens, segments = encoder_tokens(src_ctx[len(src_ctx) - k:], current, sep, eos)
+        prefix = decoder_prefix(tgt_ctx[len(tgt_ctx) - k:], sep) if with_prefix and k else []
+        last_position = shifted_positions(segments, shift)[-1]
+        if k == 0 or (last_position < limit and limit - 1 - len(prefix) >= budget):
+            return tokens, segments, prefix
+        k -= 1
+
+
+def current_part(output: Sequence[T], prefix_len: int, sep: T) -> list[T]:
+    """The current sentence of a decoder output that starts with a forced prefix; after a stray
+    separator, what follows the last one."""
+    current = list(output[prefix_len:])
+    if sep in current:
+        current = current[len(current) - current[::-1].index(sep):]
+    return current
+
+
 _WORD_EDGE = ".,!?;:\"'()[]…-«»"
 
 

@@ -26,12 +26,7 @@ from subctx.contract import (
     decoding_budget,
 )
 from subctx.errors import BundleError
-from subctx.layout import (
-    decoder_prefix,
-    encoder_tokens,
-    separate_context,
-    shifted_positions,
-)
+from subctx.layout import current_part, fit_context, separate_context, shifted_positions
 
 
 @dataclass
@@ -121,16 +116,11 @@ class TorchEngine:
         if self.uses_target_context:
             k = min(k, len(tgt_ctx))
         shift = self.manifest.context.segment_shift
-        while True:
-            tokens, segments = encoder_tokens(src_ctx[len(src_ctx) - k:], current, self.sep,
-                                              self.eos)
-            positions = shifted_positions(segments, shift)
-            prefix = (decoder_prefix(tgt_ctx[len(tgt_ctx) - k:], self.sep)
-                      if self.uses_target_context and k else [])
-            if k == 0 or (positions[-1] < limit and limit - 1 - len(prefix) >= budget):
-                return _Input(tokens, positions if shift else None, [self.ctx_bos], [0],
-                              prefix, forced, budget)
-            k -= 1
+        tokens, segments, prefix = fit_context(src_ctx, tgt_ctx, current, k, self.sep,
+                                               self.eos, shift, limit, budget,
+                                               self.uses_target_context)
+        positions = shifted_positions(segments, shift) if shift else None
+        return _Input(tokens, positions, [self.ctx_bos], [0], prefix, forced, budget)
 
     def _tensors(self, inputs: Sequence[_Input]):
         torch = self.torch
@@ -151,12 +141,6 @@ class TorchEngine:
         if self.manifest.architecture in ("transformer", "concat"):
             return self.model.encode(src, positions)
         return self.model.encode(src, None, ctx, dist)
-
-    def _current_part(self, ids: list[int], prefix_len: int) -> list[int]:
-        current = ids[prefix_len:]
-        if self.sep in current:  # a stray separator: keep what follows the last one
-            current = current[len(current) - current[::-1].index(self.sep):]
-        return current
 
     # -- decoding -----------------------------------------------------------------------------
     def translate(self, requests: Sequence[Request], beam_size: int = 4,
@@ -182,7 +166,7 @@ class TorchEngine:
                                         self.manifest.length_penalty)
         out = []
         for i, (hyps, prepared) in enumerate(zip(results, inputs, strict=True)):
-            currents = [self._current_part(ids, len(prepared.prefix)) for ids, _ in hyps]
+            currents = [current_part(ids, len(prepared.prefix), self.sep) for ids, _ in hyps]
             t = Translation(self.sp.decode(currents[0]), hyps[0][1])
             if num_hypotheses > 1:
                 texts = list(dict.fromkeys(self.sp.decode(c) for c in

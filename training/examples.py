@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import sentencepiece as spm
@@ -161,16 +161,15 @@ class Batch:
     ctx: torch.Tensor
     ctx_dist: torch.Tensor
 
+    def _map(self, fn: Callable[[torch.Tensor], torch.Tensor]) -> Batch:
+        return Batch(*(fn(getattr(self, f.name)) for f in fields(self)))
+
     def pin_memory(self) -> Batch:
         """Page-locked copies, so that `to(cuda)` copies without blocking."""
-        return Batch(*(t.pin_memory() for t in
-                       (self.src, self.positions, self.tgt_in, self.tgt_out, self.weights,
-                        self.current, self.ctx, self.ctx_dist)))
+        return self._map(torch.Tensor.pin_memory)
 
     def to(self, device: torch.device | str) -> Batch:
-        return Batch(*(t.to(device, non_blocking=True) for t in
-                       (self.src, self.positions, self.tgt_in, self.tgt_out, self.weights,
-                        self.current, self.ctx, self.ctx_dist)))
+        return self._map(lambda t: t.to(device, non_blocking=True))
 
     @property
     def target_tokens(self) -> int:
