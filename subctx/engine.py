@@ -137,11 +137,14 @@ class Engine:
         # gets its whole budget after the prefix (`_inputs` made sure both fit the positions).
         decode_len = min(self.manifest.max_positions - 1,
                          max(len(p.prefix) + len(p.forced) + p.budget for p in inputs))
+        beam = max(beam_size, num_hypotheses)
         results = self.translator.translate_batch(
             [p.source for p in inputs],
             target_prefix=([(p.prefix + p.forced) or None for p in inputs] if longest_prefix
                            else None),
-            beam_size=max(beam_size, num_hypotheses), num_hypotheses=num_hypotheses,
+            # with a forced prefix every finished hypothesis comes back, to be ranked by the
+            # current sentence's own score (see _rank_after_prefix)
+            beam_size=beam, num_hypotheses=beam if longest_prefix else num_hypotheses,
             return_scores=True, return_attention=return_attention,
             max_batch_size=max_batch_size, max_input_length=0,
             max_decoding_length=max(1, decode_len),
@@ -151,9 +154,13 @@ class Engine:
         out = []
         for request, prepared, result in zip(requests, inputs, results, strict=True):
             prefix = prepared.prefix
+            hypotheses, scores = self._rank_after_prefix(
+                result.hypotheses, result.scores, len(prefix) + len(prepared.forced),
+                max(1, decode_len))
+            hypotheses, scores = hypotheses[:num_hypotheses], scores[:num_hypotheses]
             currents = [layout.current_part(h, len(prefix), self.tokens.sep)
-                        for h in result.hypotheses]
-            translation = Translation(self._detok(currents[0]), result.scores[0])
+                        for h in hypotheses]
+            translation = Translation(self._detok(currents[0]), scores[0])
             if num_hypotheses > 1:
                 texts = list(dict.fromkeys(self._detok(c) for c in currents))
                 translation.alternatives = self.score(
@@ -164,6 +171,29 @@ class Engine:
                                                      [list(row) for row in rows])
             out.append(translation)
         return out
+
+    def _rank_after_prefix(self, hypotheses: list[list[str]], scores: list[float],
+                           forced: int, max_length: int
+                           ) -> tuple[list[list[str]], list[float]]:
+        """Hypotheses ranked by what was generated after the forced tokens alone.
+
+        CTranslate2 scores a hypothesis that follows a forced prefix by the log-probability of
+        the generated tokens divided by the length of the *whole* sequence (prefix included),
+        so the longer the previous translation, the closer the ranking comes to a plain sum of
+        log-probabilities, which favours short outputs: context translations came out shorter
+        than plain ones (friends_dev: 2.3 % fewer characters), words dropped. Each score is
+        turned back into the generated tokens' log-probability and normalised by their own
+        length, as a translation without context is."""
+        if not forced:
+            return hypotheses, scores
+        penalty = self.manifest.length_penalty
+        ranked = []
+        for tokens, score in zip(hypotheses, scores, strict=True):
+            length = len(tokens) + (len(tokens) < max_length)  # </s> counts, when it came
+            log_prob = score * length ** penalty
+            ranked.append((log_prob / max(1, length - forced) ** penalty, tokens))
+        ranked.sort(key=lambda pair: -pair[0])
+        return [t for _, t in ranked], [s for s, _ in ranked]
 
     def score(self, requests: Sequence[Request], candidates: Sequence[str],
               max_batch_size: int = 32) -> list[Hypothesis]:

@@ -183,9 +183,10 @@ class TorchEngine:
     def _beam_search(self, memory, mask, beam: int, max_len: int, forced: list[list[int]],
                      length_penalty: float = 1.0):
         """Batched beam search with a key/value cache; per sentence [(ids, score)], best first,
-        score = log-probability / length^length_penalty. Each sentence's `forced` tokens come
-        first (target-side context, a forced start), scored as the model scores them, as
-        CTranslate2's target_prefix does; the ids include them."""
+        score = log-probability / length^length_penalty of what was generated. Each sentence's
+        `forced` tokens come first (target-side context, a forced start; the ids include
+        them) and count in neither the log-probability nor the length, as the CTranslate2
+        engine ranks them (subctx.engine.Engine._rank_after_prefix)."""
         torch = self.torch
         batch = memory.size(0)
         cache = self.model.start_decoding(memory.repeat_interleave(beam, 0),
@@ -206,9 +207,8 @@ class TorchEngine:
                 rows_t = torch.tensor(rows, device=self.device)
                 wanted = torch.tensor([forced[r // beam][step - 1] for r in rows],
                                       device=self.device)
-                kept = logp[rows_t, wanted]
                 logp[rows_t] = -math.inf
-                logp[rows_t, wanted] = kept
+                logp[rows_t, wanted] = 0.0
             total = (scores.view(-1, 1) + logp).view(batch, beam * vocab)
             top_scores, top_index = total.topk(2 * beam, dim=-1)
             next_tokens, next_scores, parents = [], [], []
@@ -222,7 +222,10 @@ class TorchEngine:
                         if not done[b] and score > -math.inf:
                             ids = tokens[row, 1:].tolist() + ([] if token == self.eos
                                                               else [token])
-                            finished[b].append((ids, score / (len(ids) + 1) ** length_penalty))
+                            # </s> counts when it came (CTranslate2's lengths)
+                            generated = len(ids) + (token == self.eos) - len(forced[b])
+                            finished[b].append((ids, score / max(1, generated)
+                                                ** length_penalty))
                         continue
                     if kept < beam:
                         next_tokens.append(token)

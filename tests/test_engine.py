@@ -130,3 +130,23 @@ def test_a_forced_start_begins_the_translation(engine):
     [forced] = engine.translate([request], beam_size=2)
     assert forced.text.startswith("Где") and not forced.text.startswith("Спасибо")
     assert plain.text  # and without a forced start nothing changes
+
+
+def test_context_translations_are_ranked_by_the_current_sentence_alone(engine):
+    """CTranslate2 divides what was generated after a forced prefix by the whole length,
+    prefix included: after a 10-token previous translation a 2-token output (log-probability
+    -3) outranks a 6-token one (-6), though it is worse per token. The engine ranks by the
+    generated tokens' own average, as without context."""
+    prefix = [f"p{i}" for i in range(10)]
+    short, long = prefix + ["a", "b"], prefix + ["a", "b", "c", "d", "e", "f"]
+    ct2_scores = [-3.0 / (len(short) + 1), -6.0 / (len(long) + 1)]  # short ranks first
+    ranked, scores = engine._rank_after_prefix([short, long], ct2_scores, len(prefix), 64)
+    assert ranked == [long, short]
+    assert scores == pytest.approx([-6.0 / 7, -3.0 / 3])
+    # a hypothesis stopped by the length limit had no </s> to count
+    [_], [score] = engine._rank_after_prefix([long], [-6.0 / len(long)], len(prefix),
+                                             len(long))
+    assert score == pytest.approx(-6.0 / 6)
+    # without a prefix CTranslate2's own ranking stands
+    assert engine._rank_after_prefix([short, long], ct2_scores, 0, 64) == \
+        ([short, long], ct2_scores)

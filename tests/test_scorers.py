@@ -192,6 +192,9 @@ def test_torch_concat_with_context_equals_ctranslate2(tmp_path, tiny_bundle, shi
     a = ct2.translate(requests, beam_size=4)
     b = served.translate(requests, beam_size=4)  # one batch: prefixes of different lengths
     assert [t.text for t in b] == [t.text for t in a]
+    # both rank by the generated tokens alone (the forced ones count in neither the
+    # log-probability nor the length)
+    assert [round(t.score, 4) for t in b] == [round(t.score, 4) for t in a]
     assert requests[-1].forced_start and b[-1].text.startswith(requests[-1].forced_start)
     plain = served.translate([Request(r.text) for r in requests[:-2]], beam_size=4)
     assert [t.text for t in plain] != [t.text for t in b[:-2]]  # the context was read
