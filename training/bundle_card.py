@@ -27,10 +27,11 @@ def _load(source: Path) -> tuple[Transformer, TrainConfig, Path, dict]:
         model.load_state_dict(load_model_state(source))
         return model.eval(), cfg, source.parent.parent, {"weights": source.name}
     model, cfg = load_final_model(source)
-    final = source / "final.json"
-    chosen = json.loads(final.read_text())["averaged_checkpoints"] if final.exists() else []
-    weights = (f"average of {', '.join(chosen)}" if len(chosen) > 1
-               else chosen[0] if chosen else "last checkpoint")
+    final = json.loads((source / "final.json").read_text()) \
+        if (source / "final.json").exists() else {}
+    chosen = final.get("averaged_checkpoints", [])
+    weights = final.get("weights") or (f"average of {', '.join(chosen)}" if len(chosen) > 1
+                                       else chosen[0] if chosen else "last checkpoint")
     return model, cfg, source, {"weights": weights}
 
 
@@ -75,7 +76,7 @@ def _pretraining(run_dir: Path) -> list[dict]:
             break
         seen.add(init_dir.resolve())
         cfg = json.loads((init_dir / "config.json").read_text())["train"]
-        stages.insert(0, {"run": str(init_dir), "architecture": cfg["architecture"],
+        stages.insert(0, {"run": str(init_dir), "architecture": cfg.get("architecture"),
                           **_run_progress(init_dir)})
         init_from = _init_from(init_dir)
     return stages

@@ -4,6 +4,7 @@ size-limited transfers), plus a JSON file of everything else."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -46,8 +47,16 @@ def save_chunked(tensors: dict[str, torch.Tensor], folder: Path, prefix: str,
     for i, chunk in enumerate(files):
         name = f"{prefix}-{i:03d}.safetensors"
         save_file(chunk, str(folder / name))
+        _normal_permissions(folder / name)
         names.append(name)
     return names
+
+
+def _normal_permissions(path: Path) -> None:
+    """safetensors writes owner-only files; give them the mode any new file gets (umask)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    path.chmod(0o666 & ~umask)
 
 
 def load_chunked(folder: Path, prefix: str) -> dict[str, torch.Tensor]:

@@ -39,6 +39,9 @@ def train(
     max_steps: Annotated[int | None, typer.Option(
         help="Stop after this many updates (fine-tuning counts the init run's).")] = None,
     max_tokens: Annotated[int | None, typer.Option(help="Tokens per batch.")] = None,
+    lr: Annotated[float | None, typer.Option(
+        help="Noam factor: lr = factor * d^-0.5 * min(step^-0.5, step * warmup^-1.5) "
+             "(e.g. lower it to fine-tune with small CPU batches).")] = None,
     dropout: Annotated[float | None, typer.Option()] = None,
     vocab_size: Annotated[int | None, typer.Option()] = None,
     seed: Annotated[int | None, typer.Option()] = None,
@@ -82,6 +85,7 @@ def train(
                       segment_shift=segment_shift, max_k=max_k, k_probs=k_probs,
                       target_context=target_context,
                       budget_minutes=budget_minutes, max_steps=max_steps, max_tokens=max_tokens,
+                      lr=lr,
                       dropout=dropout, vocab_size=vocab_size, seed=seed,
                       precision=precision, compile=compile or None, direction=direction,
                       corpus_weights=parse_weights(weight or []), own_context=own_context,
@@ -178,6 +182,19 @@ def collect(
     files = collect_run(run_dir, out, dtype)
     for file in files:
         typer.echo(f"{file.stat().st_size / 2**20:7.2f} MiB  {file}")
+
+
+@app.command()
+def unbundle(
+    bundle: Annotated[Path, typer.Argument(help="A CTranslate2 bundle, e.g. assets/models/en-ru.")],
+    out: Annotated[Path, typer.Option("--out", help="Run folder to write.")],
+) -> None:
+    """A shipped bundle's weights (int8 dequantised) as a run folder that `train --init-from`
+    starts from: to train the embedded model further where only the bundle travels."""
+    from training.ct2_import import unbundle as read_bundle
+
+    path = read_bundle(bundle, out)
+    typer.echo(f"run folder written: {path}")
 
 
 def parse_weights(items: list[str]) -> dict[str, float]:

@@ -1,0 +1,73 @@
+"""A CTranslate2 bundle read back into PyTorch weights (training.ct2_import): the inverse of
+the export, so that a shipped model can be trained further."""
+
+import pytest
+import sentencepiece as spm
+import torch
+from typer.testing import CliRunner
+
+from subctx.bundle import ContextSettings, Manifest
+from tests.helpers import build_tiny_bundle
+from training.checkpoint import load_final
+from training.ct2_import import unbundle
+from training.model import ModelConfig, Transformer
+from training.train import initial_weights
+
+
+def _exported(tmp_path, shift: int, quantization: str | None):
+    from training.export import export_bundle
+
+    tiny = build_tiny_bundle(tmp_path / "tiny")
+    spm_file = tiny.parent / "spm.model"
+    torch.manual_seed(3)
+    vocab = spm.SentencePieceProcessor(model_file=str(spm_file)).get_piece_size()
+    model = Transformer(ModelConfig(vocab_size=vocab, d_model=32, n_heads=4, ff_dim=64,
+                                    enc_layers=3, dec_layers=1, max_positions=128,
+                                    dropout=0.0)).eval()
+    manifest = Manifest("concat", source_spm="spm.model", target_spm="spm.model",
+                        max_positions=128, context=ContextSettings(segment_shift=shift),
+                        info={"training": {"steps": 1234, "config": {"dropout": 0.2}}})
+    bundle = export_bundle(model, spm_file, manifest, tmp_path / "bundle",
+                           quantization=quantization)
+    return model, bundle
+
+
+@pytest.mark.parametrize("shift", [0, 16])
+def test_float_bundle_gives_back_the_exact_weights(tmp_path, shift):
+    model, bundle = _exported(tmp_path, shift, None)
+    run = unbundle(bundle, tmp_path / "run")
+    state = load_final(run)
+    expected = model.state_dict()
+    assert set(state) == set(expected)
+    for name, tensor in expected.items():
+        assert torch.equal(state[name], tensor), name
+    weights, step = initial_weights(run)  # what `train --init-from` starts from
+    assert step == 1234 and torch.equal(weights["embed.weight"], expected["embed.weight"])
+    rebuilt = Transformer(ModelConfig(vocab_size=expected["embed.weight"].shape[0], d_model=32,
+                                      n_heads=4, ff_dim=64, enc_layers=3, dec_layers=1,
+                                      max_positions=128, dropout=0.2))
+    rebuilt.load_state_dict(state)  # every tensor, every shape
+
+
+def test_int8_bundle_gives_the_dequantised_weights(tmp_path):
+    model, bundle = _exported(tmp_path, 0, "int8")
+    state = load_final(unbundle(bundle, tmp_path / "run"))
+    for name, tensor in model.state_dict().items():
+        if tensor.dim() == 2:  # per-row int8: within half a step of each row's scale
+            step = tensor.abs().amax(dim=1, keepdim=True) / 127
+            assert ((state[name] - tensor).abs() <= step / 2 + 1e-6).all(), name
+            assert not torch.equal(state[name], tensor)
+        else:
+            assert torch.allclose(state[name], tensor), name
+
+
+def test_unbundle_cli_and_its_one_line_error(tmp_path):
+    from training.cli import app
+
+    _, bundle = _exported(tmp_path, 0, None)
+    runner = CliRunner()
+    result = runner.invoke(app, ["unbundle", str(bundle), "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0 and (tmp_path / "run" / "spm.model").exists()
+    (bundle / "model.bin").write_bytes((bundle / "model.bin").read_bytes()[:100])
+    result = runner.invoke(app, ["unbundle", str(bundle), "--out", str(tmp_path / "run2")])
+    assert result.exit_code != 0 and "model.bin ends early" in str(result.exception)
