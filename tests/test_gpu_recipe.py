@@ -4,6 +4,7 @@ wait, collect the bf16 weights (<= 8 files of <= 16 MiB), export locally and tra
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,11 +16,15 @@ from training.bundle_card import export_run
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _docs(path: Path, copies: int) -> Path:
+def _docs(path: Path, copies: int, own: bool = False) -> Path:
+    """Timed fixture documents; `own`: with the model's own translations (`mt`)."""
     with open(path, "w", encoding="utf-8") as handle:
         for c in range(copies):
             segments = [{"src": s, "tgt": t, "start": 2.0 * i, "end": 2.0 * i + 1}
                         for i, (s, t) in enumerate(CORPUS)]
+            if own:
+                for segment in segments:
+                    segment["mt"] = segment["tgt"].rstrip(".!?")
             handle.write(json.dumps({"doc": f"fixture/{c}", "domain": "subtitles",
                                      "segments": segments}, ensure_ascii=False) + "\n")
     return path
@@ -78,6 +83,29 @@ def test_ddp_under_torchrun_on_cpu(tmp_path):
     assert (tmp_path / "run" / "final.safetensors").exists()
 
 
+def _tiny_preset_bundle(out: Path) -> Path:
+    """A CTranslate2 bundle of the tiny preset's shape, as if shipped after 5 updates."""
+    import torch
+
+    from subctx.bundle import ContextSettings, Manifest
+    from training.config import make_config
+    from training.export import export_bundle
+    from training.model import ModelConfig, Transformer
+    from training.tokenizer import train_tokenizer
+
+    spm_file = train_tokenizer([s for pair in CORPUS for s in pair] * 20, out / "spm.model",
+                               vocab_size=120)
+    import sentencepiece as spm
+
+    vocab = spm.SentencePieceProcessor(model_file=str(spm_file)).get_piece_size()
+    torch.manual_seed(0)
+    model = Transformer(ModelConfig(vocab_size=vocab, **make_config("tiny").shape()))
+    manifest = Manifest("concat", source_spm="spm.model", target_spm="spm.model",
+                        max_positions=256, context=ContextSettings(max_k=1),
+                        info={"training": {"steps": 5, "config": {"dropout": 0.0}}})
+    return export_bundle(model, spm_file, manifest, out / "bundle", quantization="int8")
+
+
 def test_rows_side_by_side_then_report_on_cpu(tmp_path):
     """The comparison rows start at once on shared data, `wait` waits for all of them, and
     `report` evaluates every row where it trained (PyTorch bundles, no ctranslate2 needed)."""
@@ -85,30 +113,35 @@ def test_rows_side_by_side_then_report_on_cpu(tmp_path):
 
     env = {**os.environ, "PYTHON": sys.executable, "PACK": str(tmp_path / "recipe.tar.xz"),
            "RECIPE_DIR": str(tmp_path / "device"), "POLL": "1", "CPU": "1",
-           "OMP_NUM_THREADS": "1"}
+           "OMP_NUM_THREADS": "1", "EMBEDDED": str(_tiny_preset_bundle(tmp_path / "shipped"))}
 
     def recipe(*args, check=True):
         return subprocess.run(["bash", str(ROOT / "training/gpu_recipe.sh"), *args], env=env,
                               capture_output=True, text=True, check=check, timeout=600)
 
-    train = _docs(tmp_path / "train.jsonl", 6)
+    train = _docs(tmp_path / "train.jsonl", 6, own=True)
     devroot = _write_dev(tmp_path / "devroot")
     recipe("pack", "--train", str(train), "--bt", str(_docs(tmp_path / "bt.jsonl", 1)),
            "--dev", str(devroot / "friends_dev.jsonl"), "--devroot", str(devroot))
     started = recipe("rows", "--cpu", "--steps", "3")
-    assert started.stdout.count("training started") == 8  # no `mt` in the data: no own row
+    # the 8 rows, the own-context one (the data has `mt`) and the shipped model fine-tuned
+    assert started.stdout.count("training started") == 10
     waited = recipe("wait", "--seconds", "400", check=False)
     assert waited.returncode == 0, waited.stdout[-3000:] + waited.stderr[-3000:]
     out = tmp_path / "OUT"
     reported = recipe("report", str(out), "--ctxpro-limit", "4", "--beam", "2", check=False)
     assert reported.returncode == 0, reported.stdout[-3000:] + reported.stderr[-3000:]
     report = json.loads((out / "dev_report.json").read_text())["models"]
-    assert len(report) == 8
+    assert len(report) == 10
     by_name = {Path(k).name: v for k, v in report.items()}
     assert [c["context"] for c in by_name["concat-cd"]] == [1, 0, "1 (random)"]
     assert [c["context"] for c in by_name["baseline"]] == [0]  # reads no context
     metrics = json.loads((out / "metrics.json").read_text())
-    assert {name: rows[-1]["step"] for name, rows in metrics.items()} == dict.fromkeys(
-        by_name, 3)
+    steps = {name: rows[-1]["step"] for name, rows in metrics.items()}
+    assert steps.pop("embedded-own") == 5 + 3  # 3 more than the shipped model's 5
+    assert steps == dict.fromkeys(set(by_name) - {"embedded-own"}, 3)
+    log = (tmp_path / "device/runs/embedded-own.log").read_text()
+    loaded = re.search(r"initialised (\d+)/(\d+) tensors", log)
+    assert loaded and loaded[1] == loaded[2]  # every weight from the shipped bundle
     assert (out / "attention" / "attention.json").exists()
     assert len([f for f in out.rglob("*") if f.is_file()]) <= 8

@@ -10,9 +10,9 @@
 #           bash training/gpu_recipe.sh wait [--seconds S]
 #             prints the log tail every minute for up to S seconds (default 540); exit 0 once
 #             training has finished, 3 while it is still running
-#           bash training/gpu_recipe.sh collect OUT
+#           bash training/gpu_recipe.sh collect [--name NAME] OUT
 #             the final weights in bf16, in <= 16 MiB safetensors files, with config, tokenizer,
-#             metrics and the training curve (at most 8 files)
+#             metrics and the training curve (at most 8 files); --name: one of the `rows` runs
 # here:     subctx-train export OUT --out BUNDLE --quantize int8
 #
 # A device session: carry .device, run `start` then `wait` (within one call: start; wait
@@ -22,8 +22,10 @@
 # device:   bash training/gpu_recipe.sh start --name NAME [--no-bt] [--minutes M] [-- OPTS]
 #             one run per name, in $RECIPE_DIR/runs/NAME, all in the background at once
 #           bash training/gpu_recipe.sh rows [--cpu] [--steps N] [--minutes M] [--preset P]
-#             starts the six rows of docs/comparison (same data, tokenizer and updates) and
-#             the two back-translation / own-context ablations of docs/recipe.md
+#             starts the six rows of docs/comparison (same data, tokenizer and updates),
+#             the back-translation / own-context ablations of docs/recipe.md and, when the
+#             pack has own translations (`mt`), the shipped model fine-tuned on its own context
+#             for as many updates (embedded-own; `collect --name embedded-own OUT` brings it back)
 #           bash training/gpu_recipe.sh wait [--seconds S]     (waits for every run)
 #           bash training/gpu_recipe.sh report OUT [--bleu-limit N]
 #             exports each finished run as a PyTorch bundle, runs dev-report on the GPU for
@@ -34,6 +36,7 @@ cd "$(dirname "$0")/.."
 RECIPE_DIR=${RECIPE_DIR:-/tmp/recipe}
 PACK=${PACK:-.device/recipe.tar.xz}
 PY=${PYTHON:-python3}
+EMBEDDED=${EMBEDDED:-assets/models/en-ru}  # the shipped model (rows fine-tunes it)
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 
 die() { echo "gpu_recipe: $*" >&2; exit 2; }
@@ -146,6 +149,15 @@ rows() {
     if grep -q '"mt"' "$RECIPE_DIR"/data/train/*.jsonl 2>/dev/null; then
         start --name recipe-own "${row[@]}" -- "${recipe[@]}" --weight synthetic=0.5 \
             --own-context 0.5 "${same[@]}"
+        # issue 12: the shipped model itself, trained on as many updates more on its own
+        # context (its weights come from the bundle in the working tree: nothing to carry)
+        local init="$RECIPE_DIR/embedded" step
+        "$PY" -m training.cli unbundle "$EMBEDDED" --out "$init" > /dev/null
+        step=$("$PY" -c 'import json, sys; print(json.loads(open(sys.argv[1]).readline())["step"])' \
+            "$init/metrics.jsonl")
+        start --name embedded-own "${row[@]}" -- "${recipe[@]}" --weight synthetic=0.5 \
+            --own-context 0.5 --init-from "$init" --max-k 1 --threads 2 \
+            --max-steps $((step + steps))
     fi
 }
 
@@ -192,9 +204,13 @@ wait_run() {
 }
 
 collect() {
-    local out=${1:?collect OUT}
-    [ -f "$RECIPE_DIR/done" ] || die "collect: training has not finished"
-    "$PY" -m training.cli collect "$RECIPE_DIR/run" --out "$out"
+    local run="$RECIPE_DIR/run" done="$RECIPE_DIR/done"
+    if [ "${1:-}" = --name ]; then
+        run="$RECIPE_DIR/runs/$2"; done="$RECIPE_DIR/runs/$2.done"; shift 2
+    fi
+    local out=${1:?collect [--name NAME] OUT}
+    [ -f "$done" ] || die "collect: training has not finished"
+    "$PY" -m training.cli collect "$run" --out "$out"
 }
 
 report() {
