@@ -124,18 +124,19 @@ def test_rows_side_by_side_then_report_on_cpu(tmp_path):
     recipe("pack", "--train", str(train), "--bt", str(_docs(tmp_path / "bt.jsonl", 1)),
            "--dev", str(devroot / "friends_dev.jsonl"), "--devroot", str(devroot))
     started = recipe("rows", "--cpu", "--steps", "3")
-    # the 8 rows, the own-context one (the data has `mt`) and the shipped model fine-tuned
-    assert started.stdout.count("training started") == 10
+    # the 9 rows, the own-context one (the data has `mt`) and the shipped model fine-tuned
+    assert started.stdout.count("training started") == 11
     waited = recipe("wait", "--seconds", "400", check=False)
     assert waited.returncode == 0, waited.stdout[-3000:] + waited.stderr[-3000:]
     out = tmp_path / "OUT"
     reported = recipe("report", str(out), "--ctxpro-limit", "4", "--beam", "2", check=False)
     assert reported.returncode == 0, reported.stdout[-3000:] + reported.stderr[-3000:]
     report = json.loads((out / "dev_report.json").read_text())["models"]
-    assert len(report) == 10
+    assert len(report) == 11
     by_name = {Path(k).name: v for k, v in report.items()}
     assert [c["context"] for c in by_name["concat-cd"]] == [1, 0, "1 (random)"]
     assert [c["context"] for c in by_name["baseline"]] == [0]  # reads no context
+    assert [c["context"] for c in by_name["concat-src"]] == [1, 0, "1 (random)"]
     metrics = json.loads((out / "metrics.json").read_text())
     steps = {name: rows[-1]["step"] for name, rows in metrics.items()}
     assert steps.pop("embedded-own") == 5 + 3  # 3 more than the shipped model's 5

@@ -22,8 +22,9 @@
 # device:   bash training/gpu_recipe.sh start --name NAME [--no-bt] [--minutes M] [-- OPTS]
 #             one run per name, in $RECIPE_DIR/runs/NAME, all in the background at once
 #           bash training/gpu_recipe.sh rows [--cpu] [--steps N] [--minutes M] [--preset P]
-#             starts the six rows of docs/comparison (same data, tokenizer and updates),
-#             the back-translation / own-context ablations of docs/recipe.md and, when the
+#             starts the six rows of docs/comparison (same data, tokenizer and updates), a
+#             source-only concatenation row (context at the speed of none: no prefix to wait
+#             for), the back-translation / own-context ablations of docs/recipe.md and, when the
 #             pack has own translations (`mt`), the shipped model fine-tuned on its own context
 #             for as many updates (embedded-own; `collect --name embedded-own OUT` brings it back)
 #           bash training/gpu_recipe.sh wait [--seconds S]     (waits for every run)
@@ -141,6 +142,9 @@ rows() {
         --segment-shift 16 "${same[@]}"
     start --name context-encoder "${row[@]}" -- --architecture context_encoder "${same[@]}"
     start --name capsule "${row[@]}" -- --architecture capsule "${same[@]}"
+    # issue 18: the previous line on the source side only (sKto1): no cue waits for another
+    start --name concat-src "${row[@]}" -- --architecture concat --target-context none \
+        --segment-shift 0 "${same[@]}"
     # docs/recipe.md: the embedded model's recipe with and without back-translation
     local recipe=(--architecture concat --cd-weight 0.01 --segment-shift 0 --noisy-context 0.3
                   --weight subtitles=2 --weight dialogue=1.5 --weight news=0.5)
