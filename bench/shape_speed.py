@@ -3,7 +3,9 @@ shape choice; quality comes from training each shape, see docs/pareto.md).
 
 Each shape gets random weights of the real size, is exported to CTranslate2 int8 like a real
 bundle, and translates the same real dialogue documents in order as the app does, with the
-previous translation as context (K=1) and without. Random weights rarely choose </s>, so every
+previous translation as context (K=1) and without, and as a source-only context model
+(sKto1: the previous line on the source side only, so no cue waits for another and context
+decodes in the same large batches as no context). Random weights rarely choose </s>, so every
 output runs to 1.2x the source length + 2 pieces (about a real translation's length): the
 work per sentence is the same for every shape, only the network differs.
 
@@ -74,6 +76,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--beam", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--shapes", nargs="+", choices=list(SHAPES), metavar="SHAPE",
+                        help="Only these shapes (default: all).")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     torch.manual_seed(0)
@@ -88,6 +92,8 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, (d, heads, ffn, enc, dec, vocab) in SHAPES.items():
+            if args.shapes and name not in args.shapes:
+                continue
             cfg = ModelConfig(vocab_size=vocab, d_model=d, n_heads=heads, ff_dim=ffn,
                               enc_layers=enc, dec_layers=dec, max_positions=1024, dropout=0.0)
             model = Transformer(cfg).eval()
@@ -105,16 +111,27 @@ def main() -> None:
                 continue
             bundle = export_bundle(model, spm_file, manifest, Path(tmp) / name.split()[0],
                                    quantization="int8")
-            engine = Engine(bundle, device="cpu", compute_type="int8", threads=args.threads)
-            # about as long as real Russian output (1.1-1.2x the English pieces)
-            engine._budget = lambda current: round(1.2 * len(current)) + 2
+            source_only = export_bundle(
+                model, spm_file, Manifest(architecture="concat", source_spm="spm.model",
+                                          target_spm="spm.model",
+                                          context=ContextSettings(max_k=1, default_k=1,
+                                                                  target_side="none")),
+                Path(tmp) / f"{name.split()[0]}-sKto1", quantization="int8")
+            engines = {path: Engine(path, device="cpu", compute_type="int8",
+                                    threads=args.threads) for path in (bundle, source_only)}
+            for engine in engines.values():
+                # about as long as real Russian output (1.1-1.2x the English pieces)
+                engine._budget = lambda current: round(1.2 * len(current)) + 2
             row = {"shape": name, "parameters_M": round(params / 1e6, 1),
                    "int8_MiB": round((bundle / "model.bin").stat().st_size / 2**20, 1)}
-            for label, ctx in (("no_context", False), ("context", True)):
+            # context requests of a concatenation model are decoded one by one (a chain waits
+            # for its prefix); source-only context needs no prefix: batches of 32 as without
+            for label, path, ctx, batch in (("no_context", bundle, False, 32),
+                                            ("context", bundle, True, 1),
+                                            ("source_only_context", source_only, True, 32)):
                 requests, _ = _requests(kept, ctx)
-                # context requests are decoded one by one (a chain waits for its prefix)
                 row[f"{label}_sent_per_s"] = round(
-                    measure(engine, requests, 1 if ctx else 32, args.beam, args.repeat), 1)
+                    measure(engines[path], requests, batch, args.beam, args.repeat), 1)
             rows.append(row)
             Console().print(row)
     show_table(f"decoding speed of model shapes ({total} friends_dev sentences, beam "
