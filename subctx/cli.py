@@ -217,11 +217,13 @@ def translate(
         "--dry-run", metavar="",
         help="Check inputs and show what would be written; translate nothing.")] = False,
     schedule: Annotated[str, typer.Option(
-        metavar="sequential|batched|two-pass",
-        help="sequential: each cue after the one before it; batched: all cues in large "
-             "batches, repeated until every cue has its final context (same output); "
-             "two-pass: context from the previous cue's plain translation (fastest, close).")
-    ] = "sequential",
+        metavar="blocks|sequential|batched|two-pass",
+        help="blocks: long scenes cut into blocks decoded side by side, the block starts "
+             "repaired (the sequential output, faster); sequential: each cue after the one "
+             "before it; batched: all cues in large batches, repeated until every cue has its "
+             "final context (same output); two-pass: context from the previous cue's plain "
+             "translation (close, not the same).")
+    ] = "blocks",
     guard: Annotated[bool | None, typer.Option(
         "--guard/--no-guard", metavar="", show_default=False,
         help="Fall back to a cue's translation without context when the context one is not "

@@ -203,3 +203,67 @@ def test_two_pass_uses_the_plain_translation_as_prefix():
         context=1, schedule="two-pass", guard=GuardSettings(enabled=False)))
     assert result.texts()[:3] == ["LINE 0.#", "LINE 1.##", "LINE 2.##"]  # not ### as sequential
     assert len(model.batches) == 2  # one plain pass, one context pass
+
+
+class Counting(Recorder):
+    """Output counts along the chain (one '#' more than the previous translation, modulo 4):
+    a wrong prefix changes every later translation of the chain (the worst case for blocks,
+    which then repair cue after cue, still ending at the sequential translations)."""
+
+    def translate(self, requests, **kw):
+        self.batches.append(list(requests))
+        out = []
+        for r in requests:
+            marks = (r.target_context[-1].count("#") if r.target_context else 0) + 1
+            out.append(Translation(r.text.upper() + "#" * (marks % 4), -0.5))
+        return out
+
+
+FILM_40 = doc(*[(f"00:{i // 30:02d}:{2 * (i % 30):02d},000",
+                 f"00:{i // 30:02d}:{2 * (i % 30) + 1:02d},000", f"Line {i}.")
+                for i in range(40)])
+
+
+def test_blocks_schedule_gives_the_sequential_translations_in_full_batches():
+    for model_class in (Chained, Counting):
+        for k in (1, 2):
+            outputs, batches = {}, {}
+            for schedule in ("sequential", "blocks"):
+                model, done = model_class(), []
+                [film, other] = translate_documents(
+                    [FILM_40, FILM], model,
+                    DecodeOptions(context=k, schedule=schedule, batch_size=4,
+                                  guard=GuardSettings(enabled=False)),
+                    on_units_done=lambda d, units, done=done: done.extend((d, u) for u in units))
+                outputs[schedule] = film.texts() + other.texts()
+                batches[schedule] = len(model.batches)
+                assert sorted(done) == sorted(set(done)) == \
+                    [(0, u) for u in range(40)] + [(1, u) for u in range(5)]  # each once
+            assert outputs["blocks"] == outputs["sequential"], (model_class.__name__, k)
+            # sequential: the plain pass, then one batch per cue of the 39-cue chain; blocks:
+            # the chain cut into 4 blocks of 11 (the other file's cues count), then repairs
+            assert batches["sequential"] == 40
+            if model_class is Chained:  # a wrong guess is repaired within three cues
+                assert batches["blocks"] < batches["sequential"] / 2
+            else:  # Counting: it changes all the rest of the chain, one repair pass per cue
+                assert batches["blocks"] <= batches["sequential"] + 11
+    # Chained saturates after three cues: the block starts' guesses are repaired at once
+    model, progress = Chained(), []
+    translate_documents([FILM_40], model, DecodeOptions(
+        context=1, schedule="blocks", batch_size=4, guard=GuardSettings(enabled=False)),
+        on_units_done=lambda d, units: progress.append((len(model.batches), len(units))))
+    # progress comes with every step of the blocks, not all at the end of the repairs
+    per_batch: dict[int, int] = {}
+    for batch, n in progress:
+        per_batch[batch] = per_batch.get(batch, 0) + n
+    assert per_batch == {1: 1, **dict.fromkeys(range(2, 11), 4), 11: 3}
+    # the guesses, the 4 blocks of 10 side by side, the block starts again (their guessed
+    # prefix had one '#', the real one three) and their next cues, which come out unchanged
+    assert len(model.batches) == 1 + 10 + 2
+
+
+def test_blocks_schedule_keeps_the_guard():
+    [result] = translate_documents([FILM], Drifting(), DecodeOptions(context=1,
+                                                                     schedule="blocks"))
+    assert result.texts() == ["WHERE IS HE?", "HE LEFT.", "GAP OF EXACTLY SEVEN.",
+                              "NEW SCENE.", "YES."]
