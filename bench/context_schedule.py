@@ -1,12 +1,14 @@
-"""Context decoding schedules side by side: on real dialogue (dev documents, in order) and on
-a synthetic 1,500-cue film, whole and cut into 20 short episodes.
+"""Context decoding schedules side by side: on real dialogue (dev documents, in order; and the
+same lines as one film, a single context chain) and on a synthetic 1,500-cue film, whole and
+cut into 20 short episodes.
 
 For each setting: seconds, cues/s, the share of cues identical to the sequential decoder's,
 chrF/BLEU against the references, and how many cues the guard sent back to their plain
 translation. `--context 0` is the baseline for the cost of context.
 
     python bench/context_schedule.py --model assets/models/en-ru \
-        --data ../shared/data/en-ru/dev/friends_dev.jsonl --synthetic 1500 --episodes 20
+        --data ../shared/data/en-ru/dev/friends_dev.jsonl --synthetic 1500 --episodes 20 \
+        --film 1344
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from training.report import show_table
 SETTINGS = {
     "context 0": dict(context=0),
     "sequential": dict(schedule="sequential", guard=GuardSettings(enabled=False)),
+    "blocks": dict(schedule="blocks", guard=GuardSettings(enabled=False)),
     "batched": dict(schedule="batched", guard=GuardSettings(enabled=False)),
     "batched + guard": dict(schedule="batched"),
     "sequential + guard": dict(schedule="sequential"),
@@ -44,6 +47,16 @@ def synthetic_plans(cues: int, episodes: int) -> list:
 
     per = cues // episodes
     return [plan_document(parse_srt_text(synthetic_film(per, seed=e))) for e in range(episodes)]
+
+
+def one_film(docs: list, cues: int) -> list:
+    """Real dialogue lines as one film: the first `cues` dev lines, 2.5 s apart (one context
+    chain, as a film of continuous dialogue is), with their references."""
+    from training.data import Document, Segment
+
+    lines = [s for d in docs for s in d.segments][:cues]
+    return [Document("film", [Segment(s.src, s.tgt, 2.5 * i, 2.5 * i + 2.0)
+                              for i, s in enumerate(lines)])]
 
 
 def run(engine, name: str, plans: list, refs: list[str] | None, settings: dict, beam: int
@@ -84,6 +97,11 @@ def main() -> None:
                         help="Also a synthetic film of this many cues, and the same cut into "
                              "--episodes files.")
     parser.add_argument("--episodes", type=int, default=20)
+    parser.add_argument("--film", type=int, default=0,
+                        help="Also the --data lines as one film of this many cues, 2.5 s apart "
+                             "(one context chain).")
+    parser.add_argument("--settings", nargs="+", choices=list(SETTINGS), metavar="SETTING",
+                        help="Only these settings ('context 0' and 'sequential' always run).")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--beam", type=int, default=4)
     parser.add_argument("--margin", type=float, nargs="*", default=[],
@@ -92,7 +110,8 @@ def main() -> None:
     args = parser.parse_args()
 
     engine = open_engine(args.model, device="cpu", threads=args.threads)
-    settings = dict(SETTINGS)
+    settings = {k: v for k, v in SETTINGS.items() if not args.settings
+                or k in {"context 0", "sequential", *args.settings}}
     for margin in args.margin:
         settings[f"guard margin {margin}"] = dict(guard=GuardSettings(margin=margin))
     rows = []
@@ -100,6 +119,11 @@ def main() -> None:
         docs = read_documents(args.data)
         rows += run(engine, "dev dialogue", [plan_from_document(d) for d in docs],
                     [s.tgt for d in docs for s in d.segments], settings, args.beam)
+        if args.film:
+            film = one_film(docs, args.film)
+            rows += run(engine, f"dialogue film of {len(film[0].segments)}",
+                        [plan_from_document(d) for d in film],
+                        [s.tgt for s in film[0].segments], settings, args.beam)
     if args.synthetic:
         rows += run(engine, f"film of {args.synthetic}", synthetic_plans(args.synthetic, 1),
                     None, settings, args.beam)
