@@ -32,6 +32,12 @@
 #             exports each finished run as a PyTorch bundle, runs dev-report on the GPU for
 #             all of them (real, no and random context) and the attention analysis of the
 #             context-aware encoder: OUT gets dev_report.json, metrics.json, attention/
+#
+# The comparison in one device session (30 min; the machine goes back 30 s after a call):
+#   1. rows; wait --seconds 480        (11 runs start: data loading takes ~2 min)
+#   2. wait --seconds 540
+#   3. wait --seconds 120; report $OUT --bleu-limit 700
+#   4. collect --name embedded-own $OUT
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RECIPE_DIR=${RECIPE_DIR:-/tmp/recipe}
@@ -119,7 +125,7 @@ start() {
 }
 
 rows() {
-    local steps=2500 minutes=18 preset=gpu-deep cpu=()
+    local steps=2000 minutes=15 preset=gpu-deep cpu=()
     while [ $# -gt 0 ]; do
         case $1 in
             --cpu) cpu=(--cpu); preset=tiny ;;
