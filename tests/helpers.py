@@ -17,8 +17,10 @@ CORPUS = [
 
 
 def build_tiny_bundle(out: Path, shift: int = 0, max_k: int = 3, seed: int = 0,
-                      eos_bias: bool = True) -> Path:
-    """A random-weight concatenation model (2+2 layers, d=32) exported to a real bundle."""
+                      eos_bias: bool = True, shape: dict | None = None,
+                      info: dict | None = None, quantization: str | None = None) -> Path:
+    """A random-weight concatenation model (2+2 layers, d=32, or `shape`) exported to a real
+    bundle (manifest `info` and int8 `quantization` as a shipped bundle has them)."""
     import torch
 
     from training.export import export_bundle
@@ -31,8 +33,9 @@ def build_tiny_bundle(out: Path, shift: int = 0, max_k: int = 3, seed: int = 0,
 
     vocab = spm.SentencePieceProcessor(model_file=str(spm_file)).get_piece_size()
     torch.manual_seed(seed)
-    cfg = ModelConfig(vocab_size=vocab, d_model=32, n_heads=4, ff_dim=64, enc_layers=2,
-                      dec_layers=2, max_positions=256, dropout=0.0)
+    cfg = ModelConfig(vocab_size=vocab, **(shape or dict(
+        d_model=32, n_heads=4, ff_dim=64, enc_layers=2, dec_layers=2, max_positions=256,
+        dropout=0.0)))
     model = Transformer(cfg)
     if eos_bias:  # make </s> and <sep> rare so random outputs are non-empty text
         with torch.no_grad():
@@ -41,8 +44,9 @@ def build_tiny_bundle(out: Path, shift: int = 0, max_k: int = 3, seed: int = 0,
     manifest = Manifest(
         architecture="concat", max_positions=cfg.max_positions,
         source_spm="spm.model", target_spm="spm.model",
-        context=ContextSettings(max_k=max_k, default_k=min(1, max_k), segment_shift=shift))
-    return export_bundle(model, spm_file, manifest, out / "bundle")
+        context=ContextSettings(max_k=max_k, default_k=min(1, max_k), segment_shift=shift),
+        info=info or {})
+    return export_bundle(model, spm_file, manifest, out / "bundle", quantization=quantization)
 
 
 

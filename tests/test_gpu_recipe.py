@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from subctx.engine import Engine, Request
-from tests.helpers import CORPUS
+from tests.helpers import CORPUS, build_tiny_bundle
 from training.bundle_card import export_run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -85,25 +85,11 @@ def test_ddp_under_torchrun_on_cpu(tmp_path):
 
 def _tiny_preset_bundle(out: Path) -> Path:
     """A CTranslate2 bundle of the tiny preset's shape, as if shipped after 5 updates."""
-    import torch
-
-    from subctx.bundle import ContextSettings, Manifest
     from training.config import make_config
-    from training.export import export_bundle
-    from training.model import ModelConfig, Transformer
-    from training.tokenizer import train_tokenizer
 
-    spm_file = train_tokenizer([s for pair in CORPUS for s in pair] * 20, out / "spm.model",
-                               vocab_size=120)
-    import sentencepiece as spm
-
-    vocab = spm.SentencePieceProcessor(model_file=str(spm_file)).get_piece_size()
-    torch.manual_seed(0)
-    model = Transformer(ModelConfig(vocab_size=vocab, **make_config("tiny").shape()))
-    manifest = Manifest("concat", source_spm="spm.model", target_spm="spm.model",
-                        max_positions=256, context=ContextSettings(max_k=1),
-                        info={"training": {"steps": 5, "config": {"dropout": 0.0}}})
-    return export_bundle(model, spm_file, manifest, out / "bundle", quantization="int8")
+    return build_tiny_bundle(out, max_k=1, shape=make_config("tiny").shape(),
+                             info={"training": {"steps": 5, "config": {"dropout": 0.0}}},
+                             quantization="int8")
 
 
 def test_rows_side_by_side_then_report_on_cpu(tmp_path):
