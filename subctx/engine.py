@@ -135,8 +135,8 @@ class Engine:
         longest_prefix = max(len(p.prefix) + len(p.forced) for p in inputs)
         # CTranslate2 counts the forced prefix in max_decoding_length: the current sentence
         # gets its whole budget after the prefix (`_inputs` made sure both fit the positions).
-        decode_len = min(self.manifest.max_positions - 1,
-                         max(len(p.prefix) + len(p.forced) + p.budget for p in inputs))
+        decode_len = max(1, min(self.manifest.max_positions - 1,
+                                max(len(p.prefix) + len(p.forced) + p.budget for p in inputs)))
         beam = max(beam_size, num_hypotheses)
         results = self.translator.translate_batch(
             [p.source for p in inputs],
@@ -147,7 +147,7 @@ class Engine:
             beam_size=beam, num_hypotheses=beam if longest_prefix else num_hypotheses,
             return_scores=True, return_attention=return_attention,
             max_batch_size=max_batch_size, max_input_length=0,
-            max_decoding_length=max(1, decode_len),
+            max_decoding_length=decode_len,
             length_penalty=self.manifest.length_penalty,
             disable_unk=True,  # never '⁇' in a subtitle (byte-fallback vocabularies need no unk)
         )
@@ -155,8 +155,7 @@ class Engine:
         for request, prepared, result in zip(requests, inputs, results, strict=True):
             prefix = prepared.prefix
             hypotheses, scores = self._rank_after_prefix(
-                result.hypotheses, result.scores, len(prefix) + len(prepared.forced),
-                max(1, decode_len))
+                result.hypotheses, result.scores, len(prefix) + len(prepared.forced), decode_len)
             hypotheses, scores = hypotheses[:num_hypotheses], scores[:num_hypotheses]
             currents = [layout.current_part(h, len(prefix), self.tokens.sep)
                         for h in hypotheses]

@@ -203,19 +203,18 @@ class _Scheduler:
             return self._results()
         first = [(d, u) for d, u in all_units if not self.contexts[d][u]]
         later = [(d, u) for d, u in all_units if self.contexts[d][u]]
-        if self.options.schedule == "blocks":
-            blocks = self._cut_blocks(later)
-            first += [u for u in self._guessed(blocks) if u not in set(first)]
+        blocks = self._cut_blocks(later) if self.options.schedule == "blocks" else []
+        guessed = self._guessed(blocks)  # their plain translations start the blocks
         batched = self.options.schedule not in ("sequential", "blocks")
-        plain_units = all_units if self.options.guard.enabled or batched else first
+        plain_units = (all_units if self.options.guard.enabled or batched
+                       else list(dict.fromkeys(first + guessed)))
         plain = dict(zip(plain_units, self._translate(plain_units, with_context=False),
                          strict=True))
         if self.options.guard.enabled:
             self._score_plain(later, plain)
         if self.options.schedule == "blocks":
-            self._settle([(unit, plain[unit]) for unit in first if not self.contexts[unit[0]][
-                unit[1]]])
-            self._blocks(blocks, plain)
+            self._settle([(unit, plain[unit]) for unit in first])
+            self._blocks(blocks, guessed, plain)
         elif not batched:
             self._settle([(unit, plain[unit]) for unit in first])
             self._sequential(later, plain)
@@ -268,8 +267,9 @@ class _Scheduler:
                 out += [(d, c) for c in self.contexts[d][u] if (d, c) not in inside]
         return list(dict.fromkeys(out))
 
-    def _blocks(self, blocks: list[list[Unit]], plain: dict[Unit, Translation]) -> None:
-        for unit in self._guessed(blocks):  # a guess until its own block reaches it
+    def _blocks(self, blocks: list[list[Unit]], guessed: list[Unit],
+                plain: dict[Unit, Translation]) -> None:
+        for unit in guessed:  # a guess until its own block reaches it
             d, u = unit
             if self.done[d][u] is None:
                 self.done[d][u] = plain[unit]

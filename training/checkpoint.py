@@ -4,13 +4,14 @@ size-limited transfers), plus a JSON file of everything else."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 from typing import Any
 
 import torch
 from safetensors.torch import load_file, save_file
+
+from subctx.textio import current_umask
 
 CHUNK_BYTES = 16 * 1024 * 1024 - 64 * 1024  # leave room for the safetensors header
 
@@ -47,16 +48,10 @@ def save_chunked(tensors: dict[str, torch.Tensor], folder: Path, prefix: str,
     for i, chunk in enumerate(files):
         name = f"{prefix}-{i:03d}.safetensors"
         save_file(chunk, str(folder / name))
-        _normal_permissions(folder / name)
+        # safetensors writes owner-only files: give them the mode any new file gets
+        (folder / name).chmod(0o666 & ~current_umask())
         names.append(name)
     return names
-
-
-def _normal_permissions(path: Path) -> None:
-    """safetensors writes owner-only files; give them the mode any new file gets (umask)."""
-    umask = os.umask(0)
-    os.umask(umask)
-    path.chmod(0o666 & ~umask)
 
 
 def load_chunked(folder: Path, prefix: str) -> dict[str, torch.Tensor]:

@@ -90,7 +90,6 @@ def _split(weight: np.ndarray, parts: int) -> list[np.ndarray]:
 
 
 def _attention(state: dict, prefix: str, v: dict, spec: str, cross: bool) -> None:
-    names = ["q", "k", "v"]
     if cross:
         state[f"{prefix}.q.weight"] = v[f"{spec}/linear_0/weight"]
         state[f"{prefix}.q.bias"] = v[f"{spec}/linear_0/bias"]
@@ -98,7 +97,7 @@ def _attention(state: dict, prefix: str, v: dict, spec: str, cross: bool) -> Non
                  _split(v[f"{spec}/linear_1/bias"], 2), strict=True)
         out = "linear_2"
     else:
-        kv = zip(names, _split(v[f"{spec}/linear_0/weight"], 3),
+        kv = zip(["q", "k", "v"], _split(v[f"{spec}/linear_0/weight"], 3),
                  _split(v[f"{spec}/linear_0/bias"], 3), strict=True)
         out = "linear_1"
     for name, weight, bias in kv:
@@ -170,13 +169,13 @@ def unbundle(bundle_dir: Path, out: Path) -> Path:
         raise BundleError(f"{bundle_dir}: the trainer shares one tokenizer")
     training = dict(manifest.info.get("training", {}))
     train_cfg = {"architecture": manifest.architecture, **training.get("config", {})}
-    variables = read_model_bin(Path(bundle_dir) / "model.bin")
+    variables = read_model_bin(bundle.file("model.bin"))
     cfg = _model_config(variables, train_cfg)
     state = transformer_state(variables, cfg)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     save_chunked(state, out, "final")
-    shutil.copyfile(Path(bundle_dir) / manifest.source_spm, out / "spm.model")
+    shutil.copyfile(bundle.file(manifest.source_spm), out / "spm.model")
     # the bundle's training progress, as the last metrics record of a run would hold it
     record = {"step": int(training.get("steps") or 0), "epoch": training.get("epochs") or 0,
               "elapsed_min": training.get("minutes") or 0.0,

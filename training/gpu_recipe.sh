@@ -163,8 +163,8 @@ rows() {
         # context (its weights come from the bundle in the working tree: nothing to carry)
         local init="$RECIPE_DIR/embedded" step
         "$PY" -m training.cli unbundle "$EMBEDDED" --out "$init" > /dev/null
-        step=$("$PY" -c 'import json, sys; print(json.loads(open(sys.argv[1]).readline())["step"])' \
-            "$init/metrics.jsonl")
+        step=$("$PY" -c 'import sys; from training.train import init_step; print(init_step(sys.argv[1]))' \
+            "$init")
         start --name embedded-own "${row[@]}" -- "${recipe[@]}" --weight synthetic=0.5 \
             --own-context 0.5 --init-from "$init" --max-k 1 --threads 2 \
             --max-steps $((step + steps))
