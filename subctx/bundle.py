@@ -18,6 +18,7 @@ FORMAT_VERSION = 1
 MANIFEST = "subctx.json"
 BACKENDS = ("ctranslate2", "torch")
 TARGET_SIDES = ("prefix", "none")
+SCOPES = ("all", "agreement")  # subctx.guard
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,9 @@ class ContextSettings:
         carried to CTranslate2 as a source feature of position tokens.
     guard: whether the app checks context translations against plain ones by default
         (subctx.guard); chosen on dev at export, since it costs ~1.7x the decoding time.
+    scope: what context may change in a translation by default: 'all', or 'agreement' (only
+        ты/вы, pronouns and elided verbs; other differences keep the plain translation), for a model
+        whose other context changes hurt on dev more than they help (subctx.agreement).
     """
 
     max_k: int = 0
@@ -40,6 +44,7 @@ class ContextSettings:
     target_side: str = "prefix"
     segment_shift: int = 0
     guard: bool = True
+    scope: str = "all"
 
 
 @dataclass(frozen=True)
@@ -94,6 +99,8 @@ class Manifest:
             raise BundleError(f"unknown backend '{manifest.backend}' in {MANIFEST}")
         if manifest.context.target_side not in TARGET_SIDES:
             raise BundleError(f"unknown context.target_side '{manifest.context.target_side}'")
+        if manifest.context.scope not in SCOPES:
+            raise BundleError(f"unknown context.scope '{manifest.context.scope}'")
         return manifest
 
 

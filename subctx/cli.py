@@ -13,9 +13,10 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from subctx.bundle import default_bundle_path, load_bundle
+from subctx.bundle import SCOPES, default_bundle_path, load_bundle
 from subctx.errors import BundleError, SubctxError
 from subctx.files import Job, select_jobs
+from subctx.guard import OUT_OF_SCOPE
 from subctx.pipeline import SCHEDULES, DecodeOptions, DocumentResult, translate_documents
 from subctx.subtitles import SubtitleFile, read_subtitles
 from subctx.textio import atomic_write_text
@@ -124,7 +125,7 @@ class Written:
     seconds: float  # since the run started (files are translated together)
     over_lines: list[int]
     too_fast: list[int]
-    fallbacks: int  # cues whose context translation the guard replaced
+    fallbacks: int  # cues whose context translation the guard found broken and replaced
 
 
 def _cue_list(numbers: list[int]) -> str:
@@ -228,11 +229,19 @@ def translate(
         "--guard/--no-guard", metavar="", show_default=False,
         help="Fall back to a cue's translation without context when the context one is not "
              "a translation of it (default: the model's).")] = None,
+    context_scope: Annotated[str | None, typer.Option(
+        metavar="agreement|all", show_default=False,
+        help="What context may change in a cue's translation: agreement (ты/вы, "
+             "pronouns, elided verbs; other differences keep the translation without context) "
+             "or all "
+             "(default: the model's).")] = None,
 ) -> None:
     """Translate subtitles (.srt, .vtt, .ass), each line with the line(s) just before it as
     context."""
     if schedule not in SCHEDULES:
         raise fail(f"unknown --schedule '{schedule}' (use {' or '.join(SCHEDULES)})")
+    if context_scope is not None and context_scope not in SCOPES:
+        raise fail(f"unknown --context-scope '{context_scope}' (use {' or '.join(SCOPES)})")
     if device not in DEVICES:
         raise fail(f"unknown --device '{device}' (use {', '.join(DEVICES)})")
     if compute_type not in COMPUTE_TYPES:
@@ -273,7 +282,7 @@ def translate(
     except BundleError as problem:
         raise fail(str(problem)) from None
     options = DecodeOptions.for_model(bundle.manifest.context, context, max_gap, guard,
-                                      beam_size=beam, schedule=schedule)
+                                      context_scope, beam_size=beam, schedule=schedule)
     if options.context > engine.max_context:
         warn(bundle.path, f"this model uses at most {engine.max_context} context cue(s); "
                           f"--context {options.context} is capped")
@@ -305,7 +314,8 @@ def translate(
                 rows.append(Written(str(item.job.output), len(item.sub.cues),
                                     time.perf_counter() - start, checks.over_lines,
                                     checks.too_fast,
-                                    sum(t.fallback is not None for t in result.translations)))
+                                    sum(t.fallback not in (None, OUT_OF_SCOPE)
+                                        for t in result.translations)))
             progress.advance(files_bar)
 
         try:
@@ -380,6 +390,9 @@ def _is_about(problem: SubctxError, path: Path | None) -> bool:
     return path is not None and getattr(problem, "path", None) == path
 
 
+_SCOPE_WORDS = {"all": "anything", "agreement": "only ты/вы, pronouns and elided verbs"}
+
+
 @app.command(cls=_Command)
 def info(
     model: Annotated[Path | None, typer.Argument(metavar="[DIR]",
@@ -409,6 +422,8 @@ def info(
     out.print(f"context: K={ctx.default_k} by default (at most {ctx.max_k}), cues up to "
               f"{ctx.max_gap:g} s apart, target side: {ctx.target_side}; "
               f"length penalty {m.length_penalty:g}")
+    out.print(f"context may change: {_SCOPE_WORDS[ctx.scope]}; guard "
+              f"{'on' if ctx.guard else 'off'} (--context-scope, --guard/--no-guard)")
     if training.get("steps"):
         out.print(f"trained: {training.get('steps')} steps in all (data, budget and hardware: "
                   "the model card, README.md in the bundle)")

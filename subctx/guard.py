@@ -9,6 +9,11 @@ with the same cue translated without context:
 - an output the model itself, reading the cue alone, finds much less likely than the plain one
   (average log-probability per token, both scored without context): a ты/вы or gender choice
   costs a little, a sentence borrowed from the previous cue costs a lot.
+
+Its scope says what context may change at all: 'all', or 'agreement' (subctx.agreement): a
+context translation that differs from the plain one only in wording, not in ты/вы or a
+pronoun, and fills in no elided verb, is replaced by the plain one. A bundle chooses its scope
+on dev; the checks above apply to what the scope lets through.
 """
 
 from __future__ import annotations
@@ -17,9 +22,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from subctx.agreement import keeps
 from subctx.contract import Hypothesis
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+OUT_OF_SCOPE = "changes no pronoun or ты/вы"  # a verdict of the scope, not a failure
 
 
 @dataclass(frozen=True)
@@ -30,7 +37,13 @@ class GuardSettings:
     # most context translations and catches the ones cut short after a forced prefix)
     max_length_ratio: float = 1.5
     max_overlap: float = 0.6  # share of word pairs found in the previous translation
-    enabled: bool = True
+    enabled: bool = True  # the checks
+    scope: str = "all"  # what context may change: "all" or "agreement"
+
+    @property
+    def needs_plain(self) -> bool:
+        """Whether context translations are compared with plain ones at all."""
+        return self.enabled or self.scope == "agreement"
 
 
 def _pairs(text: str) -> list[tuple[str, str]]:
@@ -53,10 +66,15 @@ def per_token(h: Hypothesis) -> float:
 
 def verdict(with_context: str, plain: str, previous: Sequence[str],
             scored_context: Hypothesis | None, scored_plain: Hypothesis | None,
-            settings: GuardSettings) -> str | None:
+            settings: GuardSettings, source: str = "") -> str | None:
     """Why the context translation should be replaced by the plain one, or None to keep it.
-    `previous` are the target-side context translations; the scores are both without context."""
-    if not settings.enabled or with_context == plain:
+    `previous` are the target-side context translations; the scores are both without context;
+    `source` is the cue (the 'agreement' scope reads it)."""
+    if with_context == plain:
+        return None
+    if settings.scope == "agreement" and not keeps(source, plain, with_context):
+        return OUT_OF_SCOPE
+    if not settings.enabled:
         return None
     if not with_context.strip():
         return "empty"

@@ -25,7 +25,8 @@ depends on the ones before it. Two schedules give the same translations:
   the previous cue's translation *without* context. Not what the sequential decoder gives
   (bench/context_schedule.py measures how far), but two batched passes in all.
 Translations made with context pass the guard (subctx.guard), which falls back to the plain
-translation for a cue whose context translation is not a translation of it.
+translation for a cue whose context translation is not a translation of it, or (in the
+'agreement' scope) changes nothing context is for: ты/вы, a pronoun, an elided verb.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from subctx.agreement import keeps, needs_context
 from subctx.bundle import ContextSettings
 from subctx.context import context_indices
 from subctx.contract import Hypothesis, Request, Translation, Translator
@@ -58,11 +60,13 @@ class DecodeOptions:
     @classmethod
     def for_model(cls, settings: ContextSettings, context: int | None = None,
                   max_gap: float | None = None, guard: bool | None = None,
+                  scope: str | None = None,
                   **rest) -> DecodeOptions:
-        """The app's options for a bundle: its context rule and guard default unless given."""
+        """The app's options for a bundle: its context rule, guard and scope unless given."""
         return cls(context=settings.default_k if context is None else context,
                    max_gap=settings.max_gap if max_gap is None else max_gap,
-                   guard=GuardSettings(enabled=settings.guard if guard is None else guard),
+                   guard=GuardSettings(enabled=settings.guard if guard is None else guard,
+                                       scope=settings.scope if scope is None else scope),
                    **rest)
 
 
@@ -153,24 +157,27 @@ class _Scheduler:
                  plain: dict[Unit, Translation]) -> list[Translation]:
         """Each context translation, or the plain one where the guard finds it broken."""
         settings = self.options.guard
-        if not settings.enabled:
+        if not settings.needs_plain:
             return outputs
         differ = [i for i, (unit, out) in enumerate(zip(units, outputs, strict=True))
                   if out.text != plain[unit].text]
+        source = [self.plans[d].units[u].text for d, u in units]
+        checked = [i for i in differ  # what the scope lets through goes on to the checks
+                   if settings.scope != "agreement"
+                   or keeps(source[i], plain[units[i]].text, outputs[i].text)]
         scores: dict[int, tuple[Hypothesis, Hypothesis]] = {}
-        if differ and self.plain_scores:
-            requests = [Request(self.plans[units[i][0]].units[units[i][1]].text)
-                        for i in differ]
-            hyps = self.translator.score(requests, [outputs[i].text for i in differ])
+        if checked and self.plain_scores and settings.enabled:
+            requests = [Request(source[i]) for i in checked]
+            hyps = self.translator.score(requests, [outputs[i].text for i in checked])
             scores = {i: (hyp, self.plain_scores[units[i]])
-                      for i, hyp in zip(differ, hyps, strict=True)}
+                      for i, hyp in zip(checked, hyps, strict=True)}
         guarded = list(outputs)
         for i in differ:
             d, u = units[i]
             previous = [self.done[d][c].text for c in self.contexts[d][u]]
             with_ctx, without = scores.get(i, (None, None))
             reason = verdict(outputs[i].text, plain[units[i]].text, previous, with_ctx,
-                             without, settings)
+                             without, settings, source[i])
             if reason:
                 fallback = plain[units[i]]
                 guarded[i] = Translation(fallback.text, fallback.score, fallback.alternatives,
@@ -201,12 +208,13 @@ class _Scheduler:
             outputs = self._translate(all_units, with_context=self.k > 0)
             self._settle(list(zip(all_units, outputs, strict=True)))
             return self._results()
-        first = [(d, u) for d, u in all_units if not self.contexts[d][u]]
-        later = [(d, u) for d, u in all_units if self.contexts[d][u]]
+        alone = self._alone(all_units)
+        first = [unit for unit in all_units if unit in alone]
+        later = [unit for unit in all_units if unit not in alone]
         blocks = self._cut_blocks(later) if self.options.schedule == "blocks" else []
         guessed = self._guessed(blocks)  # their plain translations start the blocks
         batched = self.options.schedule not in ("sequential", "blocks")
-        plain_units = (all_units if self.options.guard.enabled or batched
+        plain_units = (all_units if self.options.guard.needs_plain or batched
                        else list(dict.fromkeys(first + guessed)))
         plain = dict(zip(plain_units, self._translate(plain_units, with_context=False),
                          strict=True))
@@ -295,9 +303,16 @@ class _Scheduler:
                  and used[unit] != self._request(*unit).target_context]
         self._fixed_point(wrong, plain)
 
+    def _alone(self, units: list[Unit]) -> set[Unit]:
+        """Units translated without context: those with no context, and in the 'agreement'
+        scope those whose source has nothing context could change (subctx.agreement)."""
+        agreement = self.options.guard.scope == "agreement"
+        return {(d, u) for d, u in units if not self.contexts[d][u]
+                or (agreement and not needs_context(self.plans[d].units[u].text))}
+
     def _starts_chain(self, unit: Unit) -> bool:
         d, u = unit
-        return all(not self.contexts[d][c] for c in self.contexts[d][u])
+        return all(self.final[d][c] for c in self.contexts[d][u])
 
     def _fixed_point(self, pending: list[Unit], plain: dict[Unit, Translation]) -> None:
         passes = 1 if self.options.schedule == "two-pass" else None

@@ -175,7 +175,8 @@ def test_bad_options_are_reported_before_any_input_is_read(tmp_path, run):
     junk.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
     for args, message in [(["--device", "tpu"], "unknown --device 'tpu'"),
                           (["--compute-type", "int3"], "unknown --compute-type 'int3'"),
-                          (["--schedule", "magic"], "unknown --schedule 'magic'")]:
+                          (["--schedule", "magic"], "unknown --schedule 'magic'"),
+                          (["--context-scope", "some"], "unknown --context-scope 'some'")]:
         result = CliRunner().invoke(app, ["translate", str(junk), *args])
         assert result.exit_code == 1 and message in result.output
         assert "junk.srt" not in result.output  # the input was not even looked at
@@ -190,8 +191,10 @@ def test_version_help_and_info():
     assert result.exit_code == 0 and result.output.startswith("subctx ")
     help_text = runner.invoke(app, ["translate", "--help"], env={"COLUMNS": "120"}).output
     assert "<bool>" not in help_text and "<str>" not in help_text and "--no-guard" in help_text
+    assert "--context-scope" in help_text
     info = runner.invoke(app, ["info"], env={"COLUMNS": "80"})
     assert info.exit_code == 0 and "friends_dev chrF" in info.output
+    assert "context may change:" in info.output
     assert len(info.output.splitlines()) < 30
     raw = runner.invoke(app, ["info", "--json"])
     assert raw.exit_code == 0 and '"architecture"' in raw.output

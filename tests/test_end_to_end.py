@@ -69,6 +69,7 @@ def test_export_writes_a_complete_bundle(trained):
     card = (bundle / "README.md").read_text(encoding="utf-8")
     assert "concatenation model" in card and "Known limits" in card
     assert "length penalty 2;" in card and "context guard on by default" in card
+    assert manifest.context.scope == "all" and "context may change anything" in card
 
 
 def test_every_evaluator_runs_on_fixture_data(trained):
@@ -112,16 +113,19 @@ def test_dev_report_without_ctranslate2_matches_the_ctranslate2_bundle(trained):
 
     root, _ = trained
     dev = _write_dev(root / "dev-torch")
-    ct2 = export_run(root / "run", root / "ct2-fp32", quantize=None, length_penalty=2.0)
+    ct2 = export_run(root / "run", root / "ct2-fp32", quantize=None, length_penalty=2.0,
+                     scope="agreement")
     code = ("import sys; sys.modules['ctranslate2'] = None; from training.cli import main; "
             "sys.argv = ['subctx-train'] + sys.argv[1:]; main()")
     env_root = str(Path(__file__).resolve().parent.parent)
     run = [sys.executable, "-c", code]
     done = subprocess.run(run + ["export", str(root / "run"), "--out", str(root / "pt"),
-                                 "--backend", "torch", "--length-penalty", "2"],
+                                 "--backend", "torch", "--length-penalty", "2",
+                                 "--context-scope", "agreement"],
                           capture_output=True, text=True, cwd=env_root, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert load_bundle(root / "pt").manifest.backend == "torch"
+    manifest = load_bundle(root / "pt").manifest
+    assert manifest.backend == "torch" and manifest.context.scope == "agreement"
     done = subprocess.run(run + ["dev-report", str(root / "pt"), "--dev-root", str(dev),
                                  "--ctxpro-limit", "10", "--beam", "2", "--device", "auto",
                                  "--random-control", "--json", str(root / "pt.json")],

@@ -267,3 +267,58 @@ def test_blocks_schedule_keeps_the_guard():
                                                                      schedule="blocks"))
     assert result.texts() == ["WHERE IS HE?", "HE LEFT.", "GAP OF EXACTLY SEVEN.",
                               "NEW SCENE.", "YES."]
+
+
+
+
+class Lookup:
+    """Translates from two tables: alone, and with a previous line (which changes a pronoun and
+    its verb in one cue, and only the wording in the others); records what it was asked."""
+
+    max_context = 1
+    uses_target_context = True
+    plain = {"Where is Anna?": "Где Анна?", "He left.": "Он ушёл.",
+             "It is exactly seven.": "Ровно семь.", "Seven sharp.": "Семь ровно."}
+    with_context = {"He left.": "Она ушла.", "It is exactly seven.": "Точно семь.",
+                    "Seven sharp.": "Ровно семь."}
+
+    def __init__(self):
+        self.asked_with_context: list[str] = []
+
+    def translate(self, requests: Sequence[Request], beam_size: int = 4, num_hypotheses: int = 1,
+                  return_attention: bool = False) -> list[Translation]:
+        self.asked_with_context += [r.text for r in requests if r.target_context]
+        table = lambda r: self.with_context if r.target_context else self.plain  # noqa: E731
+        return [Translation(table(r).get(r.text, self.plain[r.text]), -0.5) for r in requests]
+
+
+def test_agreement_scope_keeps_only_what_context_is_for():
+    film = doc(("00:00:01,000", "00:00:02,000", "Where is Anna?"),
+               ("00:00:02,500", "00:00:04,000", "He left."),
+               ("00:00:05,000", "00:00:06,000", "It is exactly seven."),
+               ("00:00:07,000", "00:00:08,000", "Seven sharp."))
+    for schedule in ("sequential", "blocks", "batched"):
+        anything = translate_documents([film], Lookup(), DecodeOptions(
+            context=1, schedule=schedule, guard=GuardSettings(enabled=False)))[0]
+        assert anything.texts() == ["Где Анна?", "Она ушла.", "Точно семь.", "Ровно семь."]
+        model = Lookup()
+        scoped = translate_documents([film], model, DecodeOptions(
+            context=1, schedule=schedule,
+            guard=GuardSettings(enabled=False, scope="agreement")))[0]
+        assert scoped.texts() == ["Где Анна?", "Она ушла.", "Ровно семь.", "Семь ровно."]
+        assert [t.fallback is not None for t in scoped.translations] == [False, False, True,
+                                                                         False]
+        # no word of "Seven sharp." changes with who speaks or what was said: not asked
+        assert "Seven sharp." not in model.asked_with_context
+        assert "It is exactly seven." in model.asked_with_context
+
+
+def test_a_bundle_scope_survives_the_manifest_and_can_be_overridden():
+    from subctx.bundle import ContextSettings, Manifest
+
+    settings = ContextSettings(max_k=1, default_k=1, guard=False, scope="agreement")
+    manifest = Manifest.from_dict(json.loads(Manifest("concat", context=settings).to_json()))
+    assert manifest.context.scope == "agreement"
+    assert DecodeOptions.for_model(manifest.context).guard.scope == "agreement"
+    assert DecodeOptions.for_model(manifest.context, scope="all").guard.scope == "all"
+    assert DecodeOptions.for_model(ContextSettings()).guard.scope == "all"  # old bundles

@@ -95,7 +95,7 @@ def training_minutes(records: list[dict]) -> float:
 
 def export_run(source: Path, out: Path, quantize: str | None = None, max_gap: float = 7.0,
                default_k: int = 1, length_penalty: float = 1.0,
-               backend: str | None = None, guard: bool = True) -> Path:
+               backend: str | None = None, guard: bool = True, scope: str = "all") -> Path:
     model, cfg, run_dir, extra = _load(source)
     info = _training_info(run_dir, cfg, extra)
     info["parameters"] = sum(p.numel() for p in model.parameters())
@@ -118,7 +118,7 @@ def export_run(source: Path, out: Path, quantize: str | None = None, max_gap: fl
         context=ContextSettings(max_k=cfg.max_k, default_k=min(default_k, cfg.max_k),
                                 max_gap=max_gap,
                                 target_side="none" if multi_encoder else cfg.target_context,
-                                segment_shift=cfg.segment_shift, guard=guard),
+                                segment_shift=cfg.segment_shift, guard=guard, scope=scope),
         info={"training": info})
     if torch_backend:
         info["quantization"] = "float32"
@@ -230,7 +230,9 @@ def model_card(manifest: Manifest) -> str:
         f"{cfg.get('k_probs')}); the app uses K={ctx.default_k} and a {ctx.max_gap:g} s gap "
         "rule; previous translations are forced as the decoder prefix; beam search with "
         f"length penalty {manifest.length_penalty:g}; context guard "
-        f"{'on' if ctx.guard else 'off'} by default (`--guard/--no-guard`).",
+        f"{'on' if ctx.guard else 'off'} by default (`--guard/--no-guard`); context may change "
+        f"{'only ты/вы, pronouns and elided verbs' if ctx.scope == 'agreement' else 'anything'} "
+        f"by default (`--context-scope`).",
         f"- **Data**: {_data(t.get('data'), cfg.get('corpus_weights') or {})}",
         f"- **Training**: {_budget(t)}; final weights: {t.get('weights')}.",
         "",

@@ -299,14 +299,23 @@ def export(
         "--guard/--no-guard",
         help="The app's default for the context guard (bench/context_schedule.py on dev "
              "shows whether it pays for its time with this model).")] = True,
+    context_scope: Annotated[str, typer.Option(
+        metavar="all|agreement",
+        help="The app's default for what context may change: all, or agreement (ты/вы, "
+             "pronouns, elided verbs) for a model whose other context changes cost chrF on dev.")
+    ] = "all",
 ) -> None:
     """Export to a subctx bundle: CTranslate2 model, SentencePiece, manifest, model card."""
+    from subctx.bundle import SCOPES
     from training.bundle_card import export_run
 
     if backend not in (None, "torch", "ctranslate2"):
         raise typer.BadParameter("--backend is torch or ctranslate2")
+    if context_scope not in SCOPES:
+        raise typer.BadParameter(f"--context-scope is {' or '.join(SCOPES)}")
     path = export_run(source, out, quantize, max_gap=max_gap, default_k=default_k,
-                      length_penalty=length_penalty, backend=backend, guard=guard)
+                      length_penalty=length_penalty, backend=backend, guard=guard,
+                      scope=context_scope)
     typer.echo(f"bundle written: {path}")
 
 

@@ -1,0 +1,154 @@
+"""What a previous line is for: agreement.
+
+English leaves out what a Russian translation must say, and the previous line often tells:
+ты or вы (and the verb forms that go with them), the gender of the speaker or the listener
+(я был / я была, ты уверен / уверена), and the gender of a pronoun that stands for something
+said before (it -> он / она / оно). `changes(plain, with_context)` names which of these differ
+between two translations of one cue; `needs_context(source)` tells, from the English, whether a
+cue can carry any of them at all (a person or a thing referred to, an order given, or a verb
+left out: "I did." needs the previous line's verb).
+
+The guard's 'agreement' scope translates with context only the cues that can, and keeps such a
+translation only where it changes ты/вы or a pronoun, or fills in an elided verb (`keeps`): the
+other differences a previous line brings are, for a model that has not learnt more from
+context, as likely to hurt as to help.
+
+Word forms are compared pairwise (a word only in one translation against a word only in the
+other), by endings: no dictionary, so a rare pair may be missed or taken for agreement.
+"""
+
+from __future__ import annotations
+
+import re
+
+FORMALITY, GENDER, PRONOUN = "formality", "gender", "pronoun"
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def _forms(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+_INFORMAL = _forms("ты тебя тебе тобой тобою твой твоя твоё твое твои твоего твоей твоему твоим "
+                   "твоими твоих твою")
+_FORMAL = _forms("вы вас вам вами ваш ваша ваше ваши вашего вашей вашему вашим вашими ваших "
+                 "вашу")
+# he / she / it and their cases ("его" is also "its": neuter shares the masculine forms)
+_THIRD = (_forms("он его ему него нему нём нем ним им"),
+          _forms("она её ее ей неё нее ней ею нею"),
+          _forms("оно"))
+# (ending, ending): one word form against the other, same stem
+# (a past tense was / were is a matter of number as often: the pronoun next to it says more)
+_FORMALITY_ENDINGS = (
+    ("ешь", "ете"), ("ёшь", "ёте"), ("ишь", "ите"),              # знаешь / знаете
+    ("ешься", "етесь"), ("ёшься", "ётесь"), ("ишься", "итесь"),  # боишься / боитесь
+    ("и", "ите"), ("й", "йте"), ("ь", "ьте"),                    # смотри / смотрите
+    ("ись", "итесь"), ("йся", "йтесь"), ("ься", "ьтесь"),        # садись / садитесь
+)
+_GENDER_ENDINGS = (
+    ("л", "ла"), ("лся", "лась"),                                # я понял / поняла
+    ("ен", "ена"), ("ён", "ена"), ("ан", "ана"), ("ян", "яна"),  # уверен / уверена
+    ("ен", "на"), ("ин", "на"),                                  # должен / должна
+    ("ов", "ова"), ("ат", "ата"), ("ят", "ята"), ("ад", "ада"),  # готов / готова
+    ("ив", "ива"),                                               # счастлив / счастлива
+    ("ый", "ая"), ("ий", "ая"), ("ой", "ая"), ("ий", "яя"),      # безумный / безумная
+)
+_MIN_STEM = 1  # "рад" / "рада"
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text)}
+
+
+def _paired(a: str, b: str, endings: tuple[tuple[str, str], ...]) -> bool:
+    """Whether `a` and `b` are one stem with the two endings of some pair, either way."""
+    for x, y in ((a, b), (b, a)):
+        for one, other in endings:
+            stem = x[:len(x) - len(one)]
+            if x.endswith(one) and len(stem) >= _MIN_STEM and y == stem + other:
+                return True
+    return False
+
+
+def _third_gender(word: str) -> int | None:
+    return next((i for i, forms in enumerate(_THIRD) if word in forms), None)
+
+
+def changes(plain: str, with_context: str) -> frozenset[str]:
+    """The kinds of agreement (FORMALITY, GENDER, PRONOUN) in which two translations of the
+    same cue differ; empty when they differ in other ways only (or not at all)."""
+    a, b = _words(plain), _words(with_context)
+    kinds = set()
+    if (bool(a & _INFORMAL), bool(a & _FORMAL)) != (bool(b & _INFORMAL), bool(b & _FORMAL)):
+        kinds.add(FORMALITY)
+    for x in a - b:
+        for y in b - a:
+            if _paired(x, y, _FORMALITY_ENDINGS):
+                kinds.add(FORMALITY)
+            if _paired(x, y, _GENDER_ENDINGS):
+                kinds.add(GENDER)
+            gx, gy = _third_gender(x), _third_gender(y)
+            if gx is not None and gy is not None and gx != gy:
+                kinds.add(PRONOUN)
+    return frozenset(kinds)
+
+
+# English words whose Russian translation depends on who speaks, who is addressed, or what was
+# mentioned before (I was -> я был / была; you -> ты / вы; it -> он / она / оно)
+_PERSONS = _forms("i me my mine myself you your yours yourself yourselves he him his himself "
+                  "she her hers herself it its itself they them their theirs themselves one")
+# orders and requests come without a pronoun in English, not in Russian (смотри / смотрите)
+_ORDERS = _forms("look wait listen come go stop take give tell sit stand get let hold stay keep "
+                 "try be have leave forget remember hurry calm relax shut help please don "
+                 "do call bring put show check watch say excuse forgive pardon thank thanks "
+                 "imagine guess trust believe promise answer don't let's")
+
+# a clause that ends on an auxiliary has left its verb to the previous line (I did. / She won't.)
+_AUXILIARIES = _forms("do does did don't doesn't didn't will won't would wouldn't can can't "
+                      "could couldn't shall should shouldn't have has had haven't hasn't hadn't "
+                      "am is are was were isn't aren't wasn't weren't might must may i'm you're "
+                      "he's she's it's we're they're")
+_AFTER_AUXILIARY = _forms("not too either so though then yet really already anyway")
+_SENTENCE = re.compile(r"([^.!?\u2026]*)([.!?\u2026]+|$)")
+_CLAUSE = re.compile(r"[,;:\u2014\"()]+|\s-\s|^-")
+_CONTRACTED_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+
+
+def _clauses(source: str) -> list[list[str]]:
+    text = source.lower().replace("’", "'")
+    return [words for part in re.split(r"[,.!?;:\u2014\u2026\"()]+|\s-\s", text)
+            if (words := _CONTRACTED_WORD.findall(part))]
+
+
+def elided(source: str) -> bool:
+    """Whether a sentence of an English cue ends, in a short clause, on an auxiliary: its verb
+    is left to the line before (ctxpro's auxiliary ellipsis: "I did." -> «Видел.»). A sentence
+    that trails off ("this is...") or goes on after a comma ("He did, however, ...") has not."""
+    text = source.lower().replace("’", "'")
+    for body, end in _SENTENCE.findall(text):
+        if not end or "\u2026" in end or ".." in end:
+            continue
+        words = _CONTRACTED_WORD.findall(_CLAUSE.split(body)[-1])
+        while words and words[-1] in _AFTER_AUXILIARY:
+            words = words[:-1]
+        if words and len(words) <= 4 and words[-1] in _AUXILIARIES:
+            return True
+    return False
+
+
+def needs_context(source: str) -> bool:
+    """Whether an English cue has a word whose Russian form may depend on the previous line: a
+    personal pronoun, a verb that gives an order (first in its clause), or an elided verb."""
+    clauses = _clauses(source)
+    words = {w.split("'")[0] for clause in clauses for w in clause}
+    return bool(_PERSONS & words) or any(c[0] in _ORDERS for c in clauses) or elided(source)
+
+
+def keeps(source: str, plain: str, with_context: str) -> bool:
+    """Whether the 'agreement' scope keeps a translation made with context: it changes ты/вы
+    or a pronoun's gender, or the cue's verb is elided. The gender of the speaker or the
+    listener is left to the translation without context: a previous line (usually another
+    speaker's) rarely tells it, and the embedded model's changes of it were guesses (friends_dev:
+    27 cues, half of them against the reference, chrF -0.07)."""
+    return bool(changes(plain, with_context) & {FORMALITY, PRONOUN}) or elided(source)

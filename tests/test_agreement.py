@@ -1,0 +1,78 @@
+"""What context may change in the 'agreement' scope: ты/вы, gender, pronouns."""
+
+from subctx.agreement import FORMALITY, GENDER, PRONOUN, changes
+from subctx.guard import OUT_OF_SCOPE, GuardSettings, verdict
+
+
+def test_formality_pronouns_and_verb_forms():
+    assert changes("Вы ничего не забыли?", "Ты что-нибудь забыл?") >= {FORMALITY}
+    assert changes("Знаешь, что я не...", "Знаете, что я не...") == {FORMALITY}
+    assert changes("Посмотри на это!", "Посмотрите на это!") == {FORMALITY}
+    assert changes("Не бойся.", "Не бойтесь.") == {FORMALITY}
+    assert changes("Ты был там?", "Вы были там?") == {FORMALITY}
+    # a pronoun added or dropped changes who is addressed as well
+    assert changes("Рад познакомиться с вами.", "Приятно познакомиться.") >= {FORMALITY}
+
+
+def test_gender_of_speaker_or_listener():
+    assert changes("Да. Я понял.", "Да. Я поняла.") == {GENDER}
+    assert changes("Я познакомился с ним.", "Я познакомилась с ним.") == {GENDER}
+    assert changes("Ты уверен?", "Ты уверена?") == {GENDER}
+    assert changes("Я так рад.", "Я так рада.") == {GENDER}
+    assert changes("Ты не безумный!", "Ты не безумная!") == {GENDER}
+
+
+def test_third_person_pronoun_gender():
+    assert changes("Он на кухне.", "Она на кухне.") == {PRONOUN}
+    assert changes("Я видел его.", "Я видел её.") == {PRONOUN}
+
+
+def test_wording_alone_is_not_agreement():
+    assert changes("Я возьму свои вещи вместе.", "Я принесу свои вещи вместе.") == set()
+    assert changes("Ого, Джо, это...", "Ого, Джо, это…") == set()
+    assert changes("Он у дома.", "Он у дом.") == set()  # a case ending, not gender
+    assert changes("В один день...", "Однажды...") == set()
+    assert changes("Same text", "Same text") == set()
+
+
+def test_scope_decides_before_the_checks():
+    agreement = GuardSettings(enabled=False, scope="agreement")
+    assert verdict("Я принесу вещи.", "Я возьму вещи.", [], None, None, agreement,
+                   "I'll take my things.") == OUT_OF_SCOPE
+    assert verdict("Вы уверены?", "Ты уверен?", [], None, None, agreement,
+                   "Are you sure?") is None
+    assert verdict("Она ушла.", "Он ушёл.", [], None, None, agreement, "It's gone.") is None
+    # the speaker's gender: a guess from another speaker's line, left to the plain translation
+    assert verdict("Я поняла.", "Я понял.", [], None, None, agreement, "I got it.") \
+        == OUT_OF_SCOPE
+    # an elided verb takes whatever the previous line gives it
+    assert verdict("Видел.", "Я сделал.", [], None, None, agreement, "I did.") is None
+    assert verdict("Я принесу вещи.", "Я возьму вещи.", [], None, None,
+                   GuardSettings(enabled=False)) is None  # scope 'all': anything goes
+    # the checks still apply to a translation inside the scope
+    checked = GuardSettings(scope="agreement")
+    assert verdict("Вы уверены? " * 5, "Ты уверен?", [], None, None, checked,
+                   "Are you sure?") == "length"
+    assert not GuardSettings(enabled=False).needs_plain
+    assert agreement.needs_plain and GuardSettings().needs_plain
+
+
+def test_elided_verbs():
+    from subctx.agreement import elided
+
+    for source in ("I did.", "No, I didn't.", "Yes, she does!", "You will?", "I can too.",
+                   "- I'm not. - You are."):
+        assert elided(source), source
+    for source in ("I did it!", "Do you like it?", "It is exactly seven.", "I have a pot."):
+        assert not elided(source), source
+
+
+def test_needs_context_from_the_english():
+    from subctx.agreement import needs_context
+
+    for source in ("I'm fine.", "You'll have to.", "Is it hers?", "Wait.", "Hey, look at this!",
+                   "Don’t go!", "There's only one."):
+        assert needs_context(source), source
+    for source in ("The line in the script was wrong.", "Wow, Joey, this is great.", "Seven sharp.",
+                   "Fred is the strongest cyclone."):
+        assert not needs_context(source), source
