@@ -3,8 +3,8 @@ same lines as one film, a single context chain) and on a synthetic 1,500-cue fil
 cut into 20 short episodes.
 
 For each setting: seconds, cues/s, the share of cues identical to the sequential decoder's,
-chrF/BLEU against the references, and how many cues the guard sent back to their plain
-translation. `--context 0` is the baseline for the cost of context.
+chrF/BLEU against the references, and how many cues the guard (or the 'agreement' scope)
+sent back to their plain translation. `--context 0` is the baseline for the cost of context.
 
     python bench/context_schedule.py --model assets/models/en-ru \
         --data ../shared/data/en-ru/dev/friends_dev.jsonl --synthetic 1500 --episodes 20 \
@@ -33,6 +33,8 @@ SETTINGS = {
     "context 0": dict(context=0),
     "sequential": dict(schedule="sequential", guard=GuardSettings(enabled=False)),
     "blocks": dict(schedule="blocks", guard=GuardSettings(enabled=False)),
+    "blocks + agreement": dict(schedule="blocks",
+                               guard=GuardSettings(enabled=False, scope="agreement")),
     "batched": dict(schedule="batched", guard=GuardSettings(enabled=False)),
     "batched + guard": dict(schedule="batched"),
     "sequential + guard": dict(schedule="sequential"),
