@@ -5,8 +5,8 @@ English leaves out what a Russian translation must say, and the previous line of
 (я был / я была, ты уверен / уверена), and the gender of a pronoun that stands for something
 said before (it -> он / она / оно). `changes(plain, with_context)` names which of these differ
 between two translations of one cue; `needs_context(source)` tells, from the English, whether a
-cue can carry any of them at all (a person or a thing referred to, an order given, or a verb
-left out: "I did." needs the previous line's verb).
+cue can carry any of those the scope below keeps (a listener or a thing referred to, an order
+given, or a verb left out: "I did." needs the previous line's verb).
 
 The guard's 'agreement' scope translates with context only the cues that can, and keeps such a
 translation only where it changes ты/вы or a pronoun, or fills in an elided verb (`keeps`): the
@@ -94,10 +94,11 @@ def changes(plain: str, with_context: str) -> frozenset[str]:
     return frozenset(kinds)
 
 
-# English words whose Russian translation depends on who speaks, who is addressed, or what was
-# mentioned before (I was -> я был / была; you -> ты / вы; it -> он / она / оно)
-_PERSONS = _forms("i me my mine myself you your yours yourself yourselves he him his himself "
-                  "she her hers herself it its itself they them their theirs themselves one")
+# English words whose Russian translation depends on who is addressed or what was mentioned
+# before (you -> ты / вы; it -> он / она / оно). Not I / me (the speaker's gender, which the scope
+# leaves alone) nor they / them (no gender in the Russian plural).
+_PERSONS = _forms("you your yours yourself yourselves he him his himself she her hers herself "
+                  "it its itself")
 # orders and requests come without a pronoun in English, not in Russian (смотри / смотрите)
 _ORDERS = _forms("look wait listen come go stop take give tell sit stand get let hold stay keep "
                  "try be have leave forget remember hurry calm relax shut help please don "
@@ -138,8 +139,9 @@ def elided(source: str) -> bool:
 
 
 def needs_context(source: str) -> bool:
-    """Whether an English cue has a word whose Russian form may depend on the previous line: a
-    personal pronoun, a verb that gives an order (first in its clause), or an elided verb."""
+    """Whether an English cue has a word whose Russian form may depend on the previous line, as
+    far as `keeps` goes: you, he / she / it, a verb that gives an order (first in its clause),
+    or an elided verb."""
     clauses = _clauses(source)
     words = {w.split("'")[0] for clause in clauses for w in clause}
     return bool(_PERSONS & words) or any(c[0] in _ORDERS for c in clauses) or elided(source)
