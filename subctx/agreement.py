@@ -96,9 +96,9 @@ def changes(plain: str, with_context: str) -> frozenset[str]:
 
 # English words whose Russian translation depends on who is addressed or what was mentioned
 # before (you -> ты / вы; it -> он / она / оно). Not I / me (the speaker's gender, which the scope
-# leaves alone) nor they / them (no gender in the Russian plural).
-_PERSONS = _forms("you your yours yourself yourselves he him his himself she her hers herself "
-                  "it its itself")
+# leaves alone), he / she (the English says the gender already) nor they (no gender in the
+# Russian plural).
+_PERSONS = _forms("you your yours yourself yourselves it its itself")
 # orders and requests come without a pronoun in English, not in Russian (смотри / смотрите)
 _ORDERS = _forms("look wait listen come go stop take give tell sit stand get let hold stay keep "
                  "try be have leave forget remember hurry calm relax shut help please don "
@@ -140,8 +140,8 @@ def elided(source: str) -> bool:
 
 def needs_context(source: str) -> bool:
     """Whether an English cue has a word whose Russian form may depend on the previous line, as
-    far as `keeps` goes: you, he / she / it, a verb that gives an order (first in its clause),
-    or an elided verb."""
+    far as `keeps` goes: you, it, a verb that gives an order (first in its clause), or an
+    elided verb."""
     clauses = _clauses(source)
     words = {w.split("'")[0] for clause in clauses for w in clause}
     return bool(_PERSONS & words) or any(c[0] in _ORDERS for c in clauses) or elided(source)

@@ -75,5 +75,5 @@ def test_needs_context_from_the_english():
         assert needs_context(source), source
     # the speaker's gender and the plural are left to the translation without context
     for source in ("The line in the script was wrong.", "Wow, Joey, this is great.", "Seven sharp.",
-                   "Fred is the strongest cyclone.", "I'm fine.", "They left."):
+                   "Fred is the strongest cyclone.", "I'm fine.", "They left.", "She left."):
         assert not needs_context(source), source

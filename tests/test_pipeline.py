@@ -277,9 +277,9 @@ class Lookup:
 
     max_context = 1
     uses_target_context = True
-    plain = {"Where is Anna?": "Где Анна?", "He left.": "Он ушёл.",
+    plain = {"Where is the cat?": "Где кошка?", "It left.": "Он ушёл.",
              "It is exactly seven.": "Ровно семь.", "Seven sharp.": "Семь ровно."}
-    with_context = {"He left.": "Она ушла.", "It is exactly seven.": "Точно семь.",
+    with_context = {"It left.": "Она ушла.", "It is exactly seven.": "Точно семь.",
                     "Seven sharp.": "Ровно семь."}
 
     def __init__(self):
@@ -293,19 +293,19 @@ class Lookup:
 
 
 def test_agreement_scope_keeps_only_what_context_is_for():
-    film = doc(("00:00:01,000", "00:00:02,000", "Where is Anna?"),
-               ("00:00:02,500", "00:00:04,000", "He left."),
+    film = doc(("00:00:01,000", "00:00:02,000", "Where is the cat?"),
+               ("00:00:02,500", "00:00:04,000", "It left."),
                ("00:00:05,000", "00:00:06,000", "It is exactly seven."),
                ("00:00:07,000", "00:00:08,000", "Seven sharp."))
     for schedule in ("sequential", "blocks", "batched"):
         anything = translate_documents([film], Lookup(), DecodeOptions(
             context=1, schedule=schedule, guard=GuardSettings(enabled=False)))[0]
-        assert anything.texts() == ["Где Анна?", "Она ушла.", "Точно семь.", "Ровно семь."]
+        assert anything.texts() == ["Где кошка?", "Она ушла.", "Точно семь.", "Ровно семь."]
         model = Lookup()
         scoped = translate_documents([film], model, DecodeOptions(
             context=1, schedule=schedule,
             guard=GuardSettings(enabled=False, scope="agreement")))[0]
-        assert scoped.texts() == ["Где Анна?", "Она ушла.", "Ровно семь.", "Семь ровно."]
+        assert scoped.texts() == ["Где кошка?", "Она ушла.", "Ровно семь.", "Семь ровно."]
         assert [t.fallback is not None for t in scoped.translations] == [False, False, True,
                                                                          False]
         # no word of "Seven sharp." changes with who speaks or what was said: not asked
