@@ -116,18 +116,18 @@ _CLAUSE = re.compile(r"[,;:\u2014\"()]+|\s-\s|^-")
 _CONTRACTED_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 
 
-def _clauses(source: str) -> list[list[str]]:
-    text = source.lower().replace("’", "'")
-    return [words for part in re.split(r"[,.!?;:\u2014\u2026\"()]+|\s-\s", text)
-            if (words := _CONTRACTED_WORD.findall(part))]
+def _sentences(source: str) -> list[tuple[str, str]]:
+    """A cue's sentences, lower-cased with straight apostrophes: (words, end punctuation)."""
+    return _SENTENCE.findall(source.lower().replace("’", "'"))
 
 
-def elided(source: str) -> bool:
-    """Whether a sentence of an English cue ends, in a short clause, on an auxiliary: its verb
-    is left to the line before (ctxpro's auxiliary ellipsis: "I did." -> «Видел.»). A sentence
-    that trails off ("this is...") or goes on after a comma ("He did, however, ...") has not."""
-    text = source.lower().replace("’", "'")
-    for body, end in _SENTENCE.findall(text):
+def _clauses(body: str) -> list[list[str]]:
+    """A sentence's clauses (cut at commas, colons, dashes, quotes), each as its words."""
+    return [words for part in _CLAUSE.split(body) if (words := _CONTRACTED_WORD.findall(part))]
+
+
+def _ends_on_auxiliary(sentences: list[tuple[str, str]]) -> bool:
+    for body, end in sentences:
         if not end or "\u2026" in end or ".." in end:
             continue
         words = _CONTRACTED_WORD.findall(_CLAUSE.split(body)[-1])
@@ -138,13 +138,22 @@ def elided(source: str) -> bool:
     return False
 
 
+def elided(source: str) -> bool:
+    """Whether a sentence of an English cue ends, in a short clause, on an auxiliary: its verb
+    is left to the line before (ctxpro's auxiliary ellipsis: "I did." -> «Видел.»). A sentence
+    that trails off ("this is...") or goes on after a comma ("He did, however, ...") has not."""
+    return _ends_on_auxiliary(_sentences(source))
+
+
 def needs_context(source: str) -> bool:
     """Whether an English cue has a word whose Russian form may depend on the previous line, as
     far as `keeps` goes: you, it, a verb that gives an order (first in its clause), or an
     elided verb."""
-    clauses = _clauses(source)
+    sentences = _sentences(source)
+    clauses = [clause for body, _ in sentences for clause in _clauses(body)]
     words = {w.split("'")[0] for clause in clauses for w in clause}
-    return bool(_PERSONS & words) or any(c[0] in _ORDERS for c in clauses) or elided(source)
+    return (bool(_PERSONS & words) or any(c[0] in _ORDERS for c in clauses)
+            or _ends_on_auxiliary(sentences))
 
 
 def keeps(source: str, plain: str, with_context: str) -> bool:

@@ -19,6 +19,8 @@ MANIFEST = "subctx.json"
 BACKENDS = ("ctranslate2", "torch")
 TARGET_SIDES = ("prefix", "none")
 SCOPES = ("all", "agreement")  # subctx.guard
+# what each scope lets context change, in words (`subctx info`, the model card)
+SCOPE_WORDS = {"all": "anything", "agreement": "only ты/вы, pronouns and elided verbs"}
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from subctx.bundle import SCOPES, default_bundle_path, load_bundle
+from subctx.bundle import SCOPE_WORDS, SCOPES, default_bundle_path, load_bundle
 from subctx.errors import BundleError, SubctxError
 from subctx.files import Job, select_jobs
 from subctx.guard import OUT_OF_SCOPE
@@ -233,8 +233,7 @@ def translate(
         metavar="agreement|all", show_default=False,
         help="What context may change in a cue's translation: agreement (ты/вы, "
              "pronouns, elided verbs; other differences keep the translation without context) "
-             "or all "
-             "(default: the model's).")] = None,
+             "or all (default: the model's).")] = None,
 ) -> None:
     """Translate subtitles (.srt, .vtt, .ass), each line with the line(s) just before it as
     context."""
@@ -390,9 +389,6 @@ def _is_about(problem: SubctxError, path: Path | None) -> bool:
     return path is not None and getattr(problem, "path", None) == path
 
 
-_SCOPE_WORDS = {"all": "anything", "agreement": "only ты/вы, pronouns and elided verbs"}
-
-
 @app.command(cls=_Command)
 def info(
     model: Annotated[Path | None, typer.Argument(metavar="[DIR]",
@@ -422,7 +418,7 @@ def info(
     out.print(f"context: K={ctx.default_k} by default (at most {ctx.max_k}), cues up to "
               f"{ctx.max_gap:g} s apart, target side: {ctx.target_side}; "
               f"length penalty {m.length_penalty:g}")
-    out.print(f"context may change: {_SCOPE_WORDS[ctx.scope]}; guard "
+    out.print(f"context may change: {SCOPE_WORDS[ctx.scope]}; guard "
               f"{'on' if ctx.guard else 'off'} (--context-scope, --guard/--no-guard)")
     if training.get("steps"):
         out.print(f"trained: {training.get('steps')} steps in all (data, budget and hardware: "

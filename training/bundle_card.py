@@ -9,7 +9,7 @@ from pathlib import Path
 
 import torch
 
-from subctx.bundle import ContextSettings, Manifest, load_bundle, write_manifest
+from subctx.bundle import SCOPE_WORDS, ContextSettings, Manifest, load_bundle, write_manifest
 from subctx.contract import BACKENDS
 from training.checkpoint import load_model_state, read_meta, save_chunked
 from training.config import TrainConfig
@@ -231,7 +231,7 @@ def model_card(manifest: Manifest) -> str:
         "rule; previous translations are forced as the decoder prefix; beam search with "
         f"length penalty {manifest.length_penalty:g}; context guard "
         f"{'on' if ctx.guard else 'off'} by default (`--guard/--no-guard`); context may change "
-        f"{'only ты/вы, pronouns and elided verbs' if ctx.scope == 'agreement' else 'anything'} "
+        f"{SCOPE_WORDS[ctx.scope]} "
         f"by default (`--context-scope`).",
         f"- **Data**: {_data(t.get('data'), cfg.get('corpus_weights') or {})}",
         f"- **Training**: {_budget(t)}; final weights: {t.get('weights')}.",
