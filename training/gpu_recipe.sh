@@ -22,6 +22,7 @@
 # device:   bash training/gpu_recipe.sh start --name NAME [--no-bt] [--minutes M] [-- OPTS]
 #             one run per name, in $RECIPE_DIR/runs/NAME, all in the background at once
 #           bash training/gpu_recipe.sh rows [--cpu] [--steps N] [--minutes M] [--preset P]
+#             [--from-embedded]  (every row fine-tunes the shipped model for N updates)
 #             starts the six rows of docs/comparison (same data, tokenizer and updates), a
 #             source-only concatenation row (context at the speed of none: no prefix to wait
 #             for), the back-translation / own-context ablations of docs/recipe.md and, when the
@@ -125,18 +126,32 @@ start() {
 }
 
 rows() {
-    local steps=2000 minutes=15 preset=gpu-deep cpu=()
+    local steps=2000 minutes=15 preset=gpu-deep cpu=() from_embedded=0
     while [ $# -gt 0 ]; do
         case $1 in
             --cpu) cpu=(--cpu); preset=tiny ;;
             --steps) shift; steps=$1 ;;
             --minutes) shift; minutes=$1 ;;
             --preset) shift; preset=$1 ;;
+            --from-embedded) from_embedded=1 ;;
             *) die "rows: unknown option $1" ;;
         esac
         shift
     done
-    local same=(--max-k 1 --max-steps "$steps" --threads 2)
+    unpack
+    # the shipped model's weights (from the bundle in the working tree: nothing to carry);
+    # a run started from them goes on from its step count
+    local init="$RECIPE_DIR/embedded" start_step=0 from=()
+    "$PY" -m training.cli unbundle "$EMBEDDED" --out "$init" > /dev/null
+    local embedded_step
+    embedded_step=$("$PY" -c 'import sys; from training.train import init_step; print(init_step(sys.argv[1]))' \
+        "$init")
+    if [ "$from_embedded" = 1 ]; then  # every row fine-tunes the one GPU-trained model
+        from=(--init-from "$init"); start_step=$embedded_step
+    fi
+    local same=(--max-k 1 --max-steps $((start_step + steps)) --threads 2 "${from[@]}")
+    # eight (from the shipped model) or eleven runs share the one GPU's memory
+    export SUBCTX_GPU_SHARE=$([ "$from_embedded" = 1 ] && echo 0.11 || echo 0.08)
     local row=("${cpu[@]}" --minutes "$minutes" --preset "$preset")
     # the six systems of docs/comparison: same data, tokenizer and number of updates
     start --name baseline "${row[@]}" -- --architecture transformer "${same[@]}"
@@ -151,23 +166,21 @@ rows() {
     # issue 18: the previous line on the source side only (sKto1): no cue waits for another
     start --name concat-src "${row[@]}" -- --architecture concat --target-context none \
         --segment-shift 0 "${same[@]}"
-    # docs/recipe.md: the embedded model's recipe with and without back-translation
+    # docs/recipe.md: the embedded model's recipe with and without back-translation (from
+    # scratch only: a model already trained on back-translations cannot show what they add)
     local recipe=(--architecture concat --cd-weight 0.01 --segment-shift 0 --noisy-context 0.3
                   --weight subtitles=2 --weight dialogue=1.5 --weight news=0.5)
-    start --name recipe "${row[@]}" -- "${recipe[@]}" --weight synthetic=0.5 "${same[@]}"
-    start --name recipe-no-bt --no-bt "${row[@]}" -- "${recipe[@]}" "${same[@]}"
+    if [ "$from_embedded" = 0 ]; then
+        start --name recipe "${row[@]}" -- "${recipe[@]}" --weight synthetic=0.5 "${same[@]}"
+        start --name recipe-no-bt --no-bt "${row[@]}" -- "${recipe[@]}" "${same[@]}"
+    fi
     if grep -q '"mt"' "$RECIPE_DIR"/data/train/*.jsonl 2>/dev/null; then
-        start --name recipe-own "${row[@]}" -- "${recipe[@]}" --weight synthetic=0.5 \
-            --own-context 0.5 "${same[@]}"
-        # issue 12: the shipped model itself, trained on as many updates more on its own
-        # context (its weights come from the bundle in the working tree: nothing to carry)
-        local init="$RECIPE_DIR/embedded" step
-        "$PY" -m training.cli unbundle "$EMBEDDED" --out "$init" > /dev/null
-        step=$("$PY" -c 'import sys; from training.train import init_step; print(init_step(sys.argv[1]))' \
-            "$init")
+        [ "$from_embedded" = 0 ] && start --name recipe-own "${row[@]}" -- "${recipe[@]}" \
+            --weight synthetic=0.5 --own-context 0.5 "${same[@]}"
+        # issue 12: the shipped model itself, trained on as many updates more on its own context
         start --name embedded-own "${row[@]}" -- "${recipe[@]}" --weight synthetic=0.5 \
             --own-context 0.5 --init-from "$init" --max-k 1 --threads 2 \
-            --max-steps $((step + steps))
+            --max-steps $((embedded_step + steps))
     fi
 }
 

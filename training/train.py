@@ -250,6 +250,17 @@ def describe_hardware(device: torch.device, world: int = 1) -> str:
     return f"{cores} CPU core{'s' if cores > 1 else ''}{model}, no GPU"
 
 
+def share_gpu(device: torch.device) -> None:
+    """Runs side by side on one GPU (`gpu_recipe.sh rows`): `SUBCTX_GPU_SHARE` caps this
+    process's share of the GPU memory, so that the caching allocator frees its cache instead of
+    starving the others, and keeps attention off cuDNN, whose workspace then fails to allocate."""
+    share = os.environ.get("SUBCTX_GPU_SHARE")
+    if device.type != "cuda" or not share:
+        return
+    torch.cuda.set_per_process_memory_fraction(float(share), device.index or 0)
+    torch.backends.cuda.enable_cudnn_sdp(False)
+
+
 class Trainer:
     """Trains one model in `run_dir`; calling `train()` again resumes where it stopped.
     `init_from` starts a new run from another run's weights (e.g. a context-aware model from the
@@ -267,6 +278,7 @@ class Trainer:
         if device == "auto":
             device = f"cuda:{torch.cuda.current_device()}" if torch.cuda.is_available() else "cpu"
         self.device = torch.device(device)
+        share_gpu(self.device)
         self.bf16 = use_bf16(cfg.precision, self.device)  # probes the CPU: once, not per step
         self.quiet = quiet or not self.info.main
         seed_everything(cfg.seed)
