@@ -20,8 +20,10 @@ other), by endings: no dictionary, so a rare pair may be missed or taken for agr
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 FORMALITY, GENDER, PRONOUN = "formality", "gender", "pronoun"
+INFORMAL, FORMAL = "ты", "вы"
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -111,6 +113,7 @@ _AUXILIARIES = _forms("do does did don't doesn't didn't will won't would wouldn'
                       "am is are was were isn't aren't wasn't weren't might must may i'm you're "
                       "he's she's it's we're they're")
 _AFTER_AUXILIARY = _forms("not too either so though then yet really already anyway")
+_DO = _forms("do does did")  # after another auxiliary, the main verb: "What do I do?"
 _SENTENCE = re.compile(r"([^.!?\u2026]*)([.!?\u2026]+|$)")
 _CLAUSE = re.compile(r"[,;:\u2014\"()]+|\s-\s|^-")
 _CONTRACTED_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
@@ -133,7 +136,8 @@ def _ends_on_auxiliary(sentences: list[tuple[str, str]]) -> bool:
         words = _CONTRACTED_WORD.findall(_CLAUSE.split(body)[-1])
         while words and words[-1] in _AFTER_AUXILIARY:
             words = words[:-1]
-        if words and len(words) <= 4 and words[-1] in _AUXILIARIES:
+        main_verb_do = bool(words) and words[-1] in _DO and bool(_AUXILIARIES & set(words[:-1]))
+        if words and len(words) <= 4 and words[-1] in _AUXILIARIES and not main_verb_do:
             return True
     return False
 
@@ -156,10 +160,41 @@ def needs_context(source: str) -> bool:
             or _ends_on_auxiliary(sentences))
 
 
-def keeps(source: str, plain: str, with_context: str) -> bool:
-    """Whether the 'agreement' scope keeps a translation made with context: it changes ты/вы
-    or a pronoun's gender, or the cue's verb is elided. The gender of the speaker or the
-    listener is left to the translation without context: a previous line (usually another
-    speaker's) rarely tells it, and the embedded model's changes of it were guesses (friends_dev:
-    27 cues, half of them against the reference, chrF -0.07)."""
-    return bool(changes(plain, with_context) & {FORMALITY, PRONOUN}) or elided(source)
+def register(text: str) -> str | None:
+    """INFORMAL (ты) or FORMAL (вы) where a translation's pronouns say which, else None."""
+    words = _words(text)
+    informal, formal = bool(words & _INFORMAL), bool(words & _FORMAL)
+    return INFORMAL if informal and not formal else FORMAL if formal and not informal else None
+
+
+def _moved_to(plain: str, with_context: str) -> str | None:
+    """The register a translation with context moves to from the plain one (pronouns and
+    verb endings counted), or None where the two count the same."""
+    a, b = _words(plain), _words(with_context)
+    informal = int(bool(b & _INFORMAL)) - int(bool(a & _INFORMAL))
+    formal = int(bool(b & _FORMAL)) - int(bool(a & _FORMAL))
+    for x in a - b:
+        for y in b - a:
+            for t_end, v_end in _FORMALITY_ENDINGS:
+                stem_t, stem_v = x[:len(x) - len(t_end)], x[:len(x) - len(v_end)]
+                formal += x.endswith(t_end) and len(stem_t) >= _MIN_STEM and y == stem_t + v_end
+                informal += x.endswith(v_end) and len(stem_v) >= _MIN_STEM and y == stem_v + t_end
+    return INFORMAL if informal > formal else FORMAL if formal > informal else None
+
+
+def keeps(source: str, plain: str, with_context: str, previous: Sequence[str] = ()) -> bool:
+    """Whether the 'agreement' scope keeps a translation made with context: it changes a
+    pronoun's gender, or the cue's verb is elided, or it changes ты/вы *to the register of the
+    previous translation* (`previous`: the context translations, nearest last). A ты/вы change
+    the previous line does not explain is a guess (the GPU fine-tune's, friends_dev: 27 such
+    cues, sentence chrF -24 in sum, against +39 for the 8 that agree). The gender of the speaker
+    or the listener is left to the translation without context: a previous line (usually another
+    speaker's) rarely tells it (the embedded model's changes of it: 27 cues, half of them against
+    the reference, chrF -0.07)."""
+    kinds = changes(plain, with_context)
+    if PRONOUN in kinds or elided(source):
+        return True
+    if FORMALITY not in kinds:
+        return False
+    told = next((r for r in map(register, reversed(previous)) if r is not None), None)
+    return told is not None and told == _moved_to(plain, with_context)

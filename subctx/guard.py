@@ -72,7 +72,7 @@ def verdict(with_context: str, plain: str, previous: Sequence[str],
     `source` is the cue (the 'agreement' scope reads it)."""
     if with_context == plain:
         return None
-    if settings.scope == "agreement" and not keeps(source, plain, with_context):
+    if settings.scope == "agreement" and not keeps(source, plain, with_context, previous):
         return OUT_OF_SCOPE
     if not settings.enabled:
         return None

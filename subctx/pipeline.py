@@ -162,9 +162,11 @@ class _Scheduler:
         differ = [i for i, (unit, out) in enumerate(zip(units, outputs, strict=True))
                   if out.text != plain[unit].text]
         source = [self.plans[d].units[u].text for d, u in units]
+        previous = {i: [self.done[d][c].text for c in self.contexts[d][u]]
+                    for i in differ for d, u in [units[i]]}
         checked = [i for i in differ  # what the scope lets through goes on to the checks
                    if settings.scope != "agreement"
-                   or keeps(source[i], plain[units[i]].text, outputs[i].text)]
+                   or keeps(source[i], plain[units[i]].text, outputs[i].text, previous[i])]
         scores: dict[int, tuple[Hypothesis, Hypothesis]] = {}
         if checked and self.plain_scores and settings.enabled:
             requests = [Request(source[i]) for i in checked]
@@ -173,10 +175,8 @@ class _Scheduler:
                       for i, hyp in zip(checked, hyps, strict=True)}
         guarded = list(outputs)
         for i in differ:
-            d, u = units[i]
-            previous = [self.done[d][c].text for c in self.contexts[d][u]]
             with_ctx, without = scores.get(i, (None, None))
-            reason = verdict(outputs[i].text, plain[units[i]].text, previous, with_ctx,
+            reason = verdict(outputs[i].text, plain[units[i]].text, previous[i], with_ctx,
                              without, settings, source[i])
             if reason:
                 fallback = plain[units[i]]

@@ -35,12 +35,27 @@ def test_wording_alone_is_not_agreement():
     assert changes("Same text", "Same text") == set()
 
 
+def test_register_and_where_a_change_moves():
+    from subctx.agreement import FORMAL, INFORMAL, _moved_to, register
+
+    assert register("Ты где?") == INFORMAL and register("Где ваша машина?") == FORMAL
+    assert register("Где машина?") is None and register("Ты и вы.") is None
+    assert _moved_to("Ты знаешь.", "Вы знаете.") == FORMAL
+    assert _moved_to("Смотрите!", "Смотри!") == INFORMAL  # an ending alone
+    assert _moved_to("Он здесь.", "Она здесь.") is None
+
+
 def test_scope_decides_before_the_checks():
     agreement = GuardSettings(enabled=False, scope="agreement")
     assert verdict("Я принесу вещи.", "Я возьму вещи.", [], None, None, agreement,
                    "I'll take my things.") == OUT_OF_SCOPE
-    assert verdict("Вы уверены?", "Ты уверен?", [], None, None, agreement,
+    # ты/вы: kept where the previous translation says the register it moves to
+    assert verdict("Вы уверены?", "Ты уверен?", ["Простите, вы Анна?"], None, None, agreement,
                    "Are you sure?") is None
+    assert verdict("Вы уверены?", "Ты уверен?", ["Привет, Анна."], None, None, agreement,
+                   "Are you sure?") == OUT_OF_SCOPE  # nothing before it tells вы
+    assert verdict("Вы уверены?", "Ты уверен?", ["Ты где?"], None, None, agreement,
+                   "Are you sure?") == OUT_OF_SCOPE  # the line before says ты
     assert verdict("Она ушла.", "Он ушёл.", [], None, None, agreement, "It's gone.") is None
     # the speaker's gender: a guess from another speaker's line, left to the plain translation
     assert verdict("Я поняла.", "Я понял.", [], None, None, agreement, "I got it.") \
@@ -51,7 +66,7 @@ def test_scope_decides_before_the_checks():
                    GuardSettings(enabled=False)) is None  # scope 'all': anything goes
     # the checks still apply to a translation inside the scope
     checked = GuardSettings(scope="agreement")
-    assert verdict("Вы уверены? " * 5, "Ты уверен?", [], None, None, checked,
+    assert verdict("Вы уверены? " * 5, "Ты уверен?", ["Вы кто?"], None, None, checked,
                    "Are you sure?") == "length"
     assert not GuardSettings(enabled=False).needs_plain
     assert agreement.needs_plain and GuardSettings().needs_plain
@@ -63,7 +78,8 @@ def test_elided_verbs():
     for source in ("I did.", "No, I didn't.", "Yes, she does!", "You will?", "I can too.",
                    "- I'm not. - You are."):
         assert elided(source), source
-    for source in ("I did it!", "Do you like it?", "It is exactly seven.", "I have a pot."):
+    for source in ("I did it!", "Do you like it?", "It is exactly seven.", "I have a pot.",
+                   "What do I do?", "What can we do?"):
         assert not elided(source), source
 
 

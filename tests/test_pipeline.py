@@ -278,9 +278,11 @@ class Lookup:
     max_context = 1
     uses_target_context = True
     plain = {"Where is the cat?": "Где кошка?", "It left.": "Он ушёл.",
-             "It is exactly seven.": "Ровно семь.", "Seven sharp.": "Семь ровно."}
+             "It is exactly seven.": "Ровно семь.", "Seven sharp.": "Семь ровно.",
+             "Excuse me, are you Anna?": "Простите, вы Анна?", "Hello, Anna.": "Привет, Анна.",
+             "Are you sure?": "Ты уверен?"}
     with_context = {"It left.": "Она ушла.", "It is exactly seven.": "Точно семь.",
-                    "Seven sharp.": "Ровно семь."}
+                    "Seven sharp.": "Ровно семь.", "Are you sure?": "Вы уверены?"}
 
     def __init__(self):
         self.asked_with_context: list[str] = []
@@ -311,6 +313,20 @@ def test_agreement_scope_keeps_only_what_context_is_for():
         # no word of "Seven sharp." changes with who speaks or what was said: not asked
         assert "Seven sharp." not in model.asked_with_context
         assert "It is exactly seven." in model.asked_with_context
+
+
+def test_agreement_scope_keeps_a_register_the_previous_translation_tells():
+    told = doc(("00:00:01,000", "00:00:02,000", "Excuse me, are you Anna?"),
+               ("00:00:02,500", "00:00:04,000", "Are you sure?"))
+    untold = doc(("00:00:01,000", "00:00:02,000", "Hello, Anna."),
+                 ("00:00:02,500", "00:00:04,000", "Are you sure?"))
+    for schedule in ("sequential", "blocks", "batched"):
+        options = DecodeOptions(context=1, schedule=schedule,
+                                guard=GuardSettings(enabled=False, scope="agreement"))
+        kept, plain = translate_documents([told, untold], Lookup(), options)
+        assert kept.texts() == ["Простите, вы Анна?", "Вы уверены?"]  # вы, as the line before
+        assert plain.texts() == ["Привет, Анна.", "Ты уверен?"]  # nothing there tells вы
+        assert plain.translations[1].fallback is not None
 
 
 def test_a_bundle_scope_survives_the_manifest_and_can_be_overridden():
