@@ -187,6 +187,14 @@ def _budget(t: dict) -> str:
             f"({precision} precision)")
 
 
+def _prefix_training(cfg: dict) -> str:
+    """What the previous translations were in training, where not always the reference."""
+    parts = [f"{what} {share:.0%} of the time" for share, what in
+             ((cfg.get("own_context") or 0, "the model's own translation (where there is one)"),
+              (cfg.get("noisy_context") or 0, "cut short or with words dropped")) if share]
+    return f"; the previous translation in training: {', '.join(parts)}" if parts else ""
+
+
 def _data(data: dict | None, weights: dict) -> str:
     """The data line of the card, from what the training run recorded."""
     if not data:  # bundles from before runs recorded their data
@@ -227,7 +235,7 @@ def model_card(manifest: Manifest) -> str:
         f"vocabulary, {t.get('parameters', 0) / 1e6:.1f}M parameters, "
         f"{t.get('quantization')} weights.",
         f"- **Context**: up to {ctx.max_k} previous sentence(s) (trained on a K mix "
-        f"{cfg.get('k_probs')}); the app uses K={ctx.default_k} and a {ctx.max_gap:g} s gap "
+        f"{cfg.get('k_probs')}{_prefix_training(cfg)}); the app uses K={ctx.default_k} and a {ctx.max_gap:g} s gap "
         "rule; previous translations are forced as the decoder prefix; beam search with "
         f"length penalty {manifest.length_penalty:g}; context guard "
         f"{'on' if ctx.guard else 'off'} by default (`--guard/--no-guard`); context may change "
