@@ -235,8 +235,9 @@ def model_card(manifest: Manifest) -> str:
         f"vocabulary, {t.get('parameters', 0) / 1e6:.1f}M parameters, "
         f"{t.get('quantization')} weights.",
         f"- **Context**: up to {ctx.max_k} previous sentence(s) (trained on a K mix "
-        f"{cfg.get('k_probs')}{_prefix_training(cfg)}); the app uses K={ctx.default_k} and a {ctx.max_gap:g} s gap "
-        "rule; previous translations are forced as the decoder prefix; beam search with "
+        f"{cfg.get('k_probs')}{_prefix_training(cfg)}); the app uses K={ctx.default_k} and "
+        f"a {ctx.max_gap:g} s gap rule; previous translations are forced as the decoder "
+        "prefix; beam search with "
         f"length penalty {manifest.length_penalty:g}; context guard "
         f"{'on' if ctx.guard else 'off'} by default (`--guard/--no-guard`); context may change "
         f"{SCOPE_WORDS[ctx.scope]} "
