@@ -100,7 +100,8 @@ def changes(plain: str, with_context: str) -> frozenset[str]:
 # before (you -> ты / вы; it -> он / она / оно). Not I / me (the speaker's gender, which the scope
 # leaves alone), he / she (the English says the gender already) nor they (no gender in the
 # Russian plural).
-_PERSONS = _forms("you your yours yourself yourselves it its itself")
+_ADDRESS = _forms("you your yours yourself yourselves")
+_THINGS = _forms("it its itself")
 # orders and requests come without a pronoun in English, not in Russian (смотри / смотрите)
 _ORDERS = _forms("look wait listen come go stop take give tell sit stand get let hold stay keep "
                  "try be have leave forget remember hurry calm relax shut help please don "
@@ -149,15 +150,39 @@ def elided(source: str) -> bool:
     return _ends_on_auxiliary(_sentences(source))
 
 
-def needs_context(source: str) -> bool:
-    """Whether an English cue has a word whose Russian form may depend on the previous line, as
-    far as `keeps` goes: you, it, a verb that gives an order (first in its clause), or an
-    elided verb."""
+def _address_only(source: str) -> tuple[bool, bool]:
+    """(whether the cue needs context at all, whether only for words of address)."""
     sentences = _sentences(source)
     clauses = [clause for body, _ in sentences for clause in _clauses(body)]
     words = {w.split("'")[0] for clause in clauses for w in clause}
-    return (bool(_PERSONS & words) or any(c[0] in _ORDERS for c in clauses)
-            or _ends_on_auxiliary(sentences))
+    if _THINGS & words or _ends_on_auxiliary(sentences):
+        return True, False
+    addressed = bool(_ADDRESS & words) or any(c[0] in _ORDERS for c in clauses)
+    return addressed, addressed
+
+
+def needs_context(source: str) -> bool:
+    """Whether an English cue has a word whose Russian form may depend on the previous line, as
+    far as `keeps` goes: it, an elided verb, or words of address (you, a verb that gives an
+    order, first in its clause)."""
+    return _address_only(source)[0]
+
+
+def worth_asking(source: str, plain: str, previous: Sequence[str]) -> bool:
+    """Whether a translation with context could be kept (`keeps`), once the plain translation
+    and the context translations are known: a cue whose only such words are of address can only
+    move to the register the context translations tell, so it is not worth decoding where they
+    tell none or the plain translation has it already."""
+    needed, address_only = _address_only(source)
+    if not address_only:
+        return needed
+    told = _told(previous)
+    return told is not None and register(plain) != told
+
+
+def _told(previous: Sequence[str]) -> str | None:
+    """The register of the nearest context translation that has one."""
+    return next((r for r in map(register, reversed(previous)) if r is not None), None)
 
 
 def register(text: str) -> str | None:
@@ -196,5 +221,5 @@ def keeps(source: str, plain: str, with_context: str, previous: Sequence[str] = 
         return True
     if FORMALITY not in kinds:
         return False
-    told = next((r for r in map(register, reversed(previous)) if r is not None), None)
+    told = _told(previous)
     return told is not None and told == _moved_to(plain, with_context)

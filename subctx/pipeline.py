@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from subctx.agreement import keeps, needs_context
+from subctx.agreement import keeps, needs_context, worth_asking
 from subctx.bundle import ContextSettings
 from subctx.context import context_indices
 from subctx.contract import Hypothesis, Request, Translation, Translator
@@ -150,6 +150,21 @@ class _Scheduler:
                 num_hypotheses=opts.num_hypotheses, return_attention=opts.return_attention)
         return out
 
+    def _with_context(self, units: list[Unit], plain: dict[Unit, Translation]) -> list[Translation]:
+        """Each unit translated with its context; in the 'agreement' scope, a cue keeps its
+        plain translation where nothing the scope keeps could come of context (`worth_asking`:
+        you / an order, and the context translations tell no ты/вы, or the plain one's)."""
+        if self.options.guard.scope != "agreement":
+            return self._translate(units, with_context=True)
+        asked = [(d, u) for d, u in units if worth_asking(
+            self.plans[d].units[u].text, plain[(d, u)].text,
+            [c.text for c in self._context_done(d, u)])]
+        out = dict(zip(asked, self._translate(asked, with_context=True), strict=True))
+        return [out.get(unit, plain[unit]) for unit in units]
+
+    def _context_done(self, d: int, u: int) -> list[Translation]:
+        return [t for c in self.contexts[d][u] if (t := self.done[d][c]) is not None]
+
     def _request(self, d: int, u: int) -> Request:
         return build_request(self.plans[d], self.contexts[d], u, self.done[d])
 
@@ -240,7 +255,7 @@ class _Scheduler:
                  if all(self.final[unit[0]][c] for c in self.contexts[unit[0]][unit[1]])]
         while ready:
             batch, ready = ready[: self.options.batch_size], ready[self.options.batch_size:]
-            outputs = self._guarded(batch, self._translate(batch, with_context=True), plain)
+            outputs = self._guarded(batch, self._with_context(batch, plain), plain)
             self._settle(list(zip(batch, outputs, strict=True)))
             for d, u in batch:
                 for v in self.dependents[d][u]:
@@ -291,7 +306,7 @@ class _Scheduler:
             batch = [block[step] for block in blocks if step < len(block)]
             for d, u in batch:
                 used[(d, u)] = self._request(d, u).target_context
-            outputs = self._guarded(batch, self._translate(batch, with_context=True), plain)
+            outputs = self._guarded(batch, self._with_context(batch, plain), plain)
             for (d, u), out in zip(batch, outputs, strict=True):
                 self.done[d][u] = out
             unsure.difference_update(batch)
@@ -318,7 +333,7 @@ class _Scheduler:
         passes = 1 if self.options.schedule == "two-pass" else None
         while pending and passes != 0:
             passes = None if passes is None else passes - 1
-            outputs = self._guarded(pending, self._translate(pending, with_context=True), plain)
+            outputs = self._guarded(pending, self._with_context(pending, plain), plain)
             changed = []
             for (d, u), out in zip(pending, outputs, strict=True):
                 if self.done[d][u] is None or out.text != self.done[d][u].text:

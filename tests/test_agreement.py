@@ -83,6 +83,18 @@ def test_elided_verbs():
         assert not elided(source), source
 
 
+def test_words_of_address_are_worth_asking_only_for_a_register_before_them():
+    from subctx.agreement import worth_asking
+
+    assert worth_asking("Are you sure?", "Ты уверен?", ["Вы кто?"])
+    assert not worth_asking("Are you sure?", "Вы уверены?", ["Вы кто?"])  # has it already
+    assert not worth_asking("Are you sure?", "Ты уверен?", ["Привет, Анна."])  # none told
+    assert not worth_asking("Wait here.", "Жди здесь.", ["Это дом."])
+    assert worth_asking("Is it yours?", "Это твоё?", ["Это дом."])  # it: a pronoun's gender
+    assert worth_asking("You did.", "Ты сделал.", ["Это дом."])  # an elided verb
+    assert not worth_asking("Seven sharp.", "Ровно семь.", ["Вы кто?"])  # nothing to change
+
+
 def test_needs_context_from_the_english():
     from subctx.agreement import needs_context
 

@@ -323,10 +323,12 @@ def test_agreement_scope_keeps_a_register_the_previous_translation_tells():
     for schedule in ("sequential", "blocks", "batched"):
         options = DecodeOptions(context=1, schedule=schedule,
                                 guard=GuardSettings(enabled=False, scope="agreement"))
-        kept, plain = translate_documents([told, untold], Lookup(), options)
+        model = Lookup()
+        kept, plain = translate_documents([told, untold], model, options)
         assert kept.texts() == ["Простите, вы Анна?", "Вы уверены?"]  # вы, as the line before
         assert plain.texts() == ["Привет, Анна.", "Ты уверен?"]  # nothing there tells вы
-        assert plain.translations[1].fallback is not None
+        # so the second "Are you sure?" is not even translated with context
+        assert model.asked_with_context.count("Are you sure?") == 1
 
 
 def test_a_bundle_scope_survives_the_manifest_and_can_be_overridden():
