@@ -104,8 +104,8 @@ _ADDRESS = _forms("you your yours yourself yourselves")
 _THINGS = _forms("it its itself")
 # orders and requests come without a pronoun in English, not in Russian (смотри / смотрите)
 _ORDERS = _forms("look wait listen come go stop take give tell sit stand get let hold stay keep "
-                 "try be have leave forget remember hurry calm relax shut help please don "
-                 "do call bring put show check watch say excuse forgive pardon thank thanks "
+                 "try be have leave forget remember hurry calm relax shut help please "
+                 "do call bring put show check watch say excuse forgive pardon "
                  "imagine guess trust believe promise answer don't let's")
 
 # a clause that ends on an auxiliary has left its verb to the previous line (I did. / She won't.)
