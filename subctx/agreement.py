@@ -63,14 +63,16 @@ def _words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)}
 
 
+def _becomes(x: str, y: str, one: str, other: str) -> bool:
+    """Whether `y` is `x` with its ending `one` replaced by `other` (same stem)."""
+    stem = x[:len(x) - len(one)]
+    return x.endswith(one) and len(stem) >= _MIN_STEM and y == stem + other
+
+
 def _paired(a: str, b: str, endings: tuple[tuple[str, str], ...]) -> bool:
     """Whether `a` and `b` are one stem with the two endings of some pair, either way."""
-    for x, y in ((a, b), (b, a)):
-        for one, other in endings:
-            stem = x[:len(x) - len(one)]
-            if x.endswith(one) and len(stem) >= _MIN_STEM and y == stem + other:
-                return True
-    return False
+    return any(_becomes(x, y, one, other)
+               for x, y in ((a, b), (b, a)) for one, other in endings)
 
 
 def _third_gender(word: str) -> int | None:
@@ -114,6 +116,7 @@ _AUXILIARIES = _forms("do does did don't doesn't didn't will won't would wouldn'
                       "am is are was were isn't aren't wasn't weren't might must may i'm you're "
                       "he's she's it's we're they're")
 _AFTER_AUXILIARY = _forms("not too either so though then yet really already anyway")
+_REFERENCE, _ADDRESSED = "reference", "addressed"  # what a cue needs its context for
 _DO = _forms("do does did")  # after another auxiliary, the main verb: "What do I do?"
 _SENTENCE = re.compile(r"([^.!?\u2026]*)([.!?\u2026]+|$)")
 _CLAUSE = re.compile(r"[,;:\u2014\"()]+|\s-\s|^-")
@@ -150,22 +153,24 @@ def elided(source: str) -> bool:
     return _ends_on_auxiliary(_sentences(source))
 
 
-def _address_only(source: str) -> tuple[bool, bool]:
-    """(whether the cue needs context at all, whether only for words of address)."""
+def _trigger(source: str) -> str | None:
+    """What in an English cue context could change, as far as `keeps` goes: a thing referred
+    to or an elided verb (_REFERENCE), else words of address (_ADDRESSED), else None."""
     sentences = _sentences(source)
     clauses = [clause for body, _ in sentences for clause in _clauses(body)]
     words = {w.split("'")[0] for clause in clauses for w in clause}
     if _THINGS & words or _ends_on_auxiliary(sentences):
-        return True, False
-    addressed = bool(_ADDRESS & words) or any(c[0] in _ORDERS for c in clauses)
-    return addressed, addressed
+        return _REFERENCE
+    if _ADDRESS & words or any(c[0] in _ORDERS for c in clauses):
+        return _ADDRESSED
+    return None
 
 
 def needs_context(source: str) -> bool:
     """Whether an English cue has a word whose Russian form may depend on the previous line, as
     far as `keeps` goes: it, an elided verb, or words of address (you, a verb that gives an
     order, first in its clause)."""
-    return _address_only(source)[0]
+    return _trigger(source) is not None
 
 
 def worth_asking(source: str, plain: str, previous: Sequence[str]) -> bool:
@@ -173,9 +178,9 @@ def worth_asking(source: str, plain: str, previous: Sequence[str]) -> bool:
     and the context translations are known: a cue whose only such words are of address can only
     move to the register the context translations tell, so it is not worth decoding where they
     tell none or the plain translation has it already."""
-    needed, address_only = _address_only(source)
-    if not address_only:
-        return needed
+    trigger = _trigger(source)
+    if trigger != _ADDRESSED:
+        return trigger is not None
     told = _told(previous)
     return told is not None and register(plain) != told
 
@@ -201,9 +206,8 @@ def _moved_to(plain: str, with_context: str) -> str | None:
     for x in a - b:
         for y in b - a:
             for t_end, v_end in _FORMALITY_ENDINGS:
-                stem_t, stem_v = x[:len(x) - len(t_end)], x[:len(x) - len(v_end)]
-                formal += x.endswith(t_end) and len(stem_t) >= _MIN_STEM and y == stem_t + v_end
-                informal += x.endswith(v_end) and len(stem_v) >= _MIN_STEM and y == stem_v + t_end
+                formal += _becomes(x, y, t_end, v_end)
+                informal += _becomes(x, y, v_end, t_end)
     return INFORMAL if informal > formal else FORMAL if formal > informal else None
 
 

@@ -157,13 +157,13 @@ class _Scheduler:
         if self.options.guard.scope != "agreement":
             return self._translate(units, with_context=True)
         asked = [(d, u) for d, u in units if worth_asking(
-            self.plans[d].units[u].text, plain[(d, u)].text,
-            [c.text for c in self._context_done(d, u)])]
+            self.plans[d].units[u].text, plain[(d, u)].text, self._previous(d, u))]
         out = dict(zip(asked, self._translate(asked, with_context=True), strict=True))
         return [out.get(unit, plain[unit]) for unit in units]
 
-    def _context_done(self, d: int, u: int) -> list[Translation]:
-        return [t for c in self.contexts[d][u] if (t := self.done[d][c]) is not None]
+    def _previous(self, d: int, u: int) -> list[str]:
+        """The translations a unit reads as its context, as they stand."""
+        return [t.text for c in self.contexts[d][u] if (t := self.done[d][c]) is not None]
 
     def _request(self, d: int, u: int) -> Request:
         return build_request(self.plans[d], self.contexts[d], u, self.done[d])
@@ -177,13 +177,13 @@ class _Scheduler:
         differ = [i for i, (unit, out) in enumerate(zip(units, outputs, strict=True))
                   if out.text != plain[unit].text]
         source = [self.plans[d].units[u].text for d, u in units]
-        previous = {i: [self.done[d][c].text for c in self.contexts[d][u]]
-                    for i in differ for d, u in [units[i]]}
-        checked = [i for i in differ  # what the scope lets through goes on to the checks
-                   if settings.scope != "agreement"
-                   or keeps(source[i], plain[units[i]].text, outputs[i].text, previous[i])]
+        previous = {i: self._previous(*units[i]) for i in differ}
         scores: dict[int, tuple[Hypothesis, Hypothesis]] = {}
-        if checked and self.plain_scores and settings.enabled:
+        checked: list[int] = []  # scored: what the scope lets through to the checks
+        if self.plain_scores and settings.enabled:
+            checked = [i for i in differ if settings.scope != "agreement"
+                       or keeps(source[i], plain[units[i]].text, outputs[i].text, previous[i])]
+        if checked:
             requests = [Request(source[i]) for i in checked]
             hyps = self.translator.score(requests, [outputs[i].text for i in checked])
             scores = {i: (hyp, self.plain_scores[units[i]])
