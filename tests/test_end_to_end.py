@@ -1,6 +1,7 @@
 """Train a tiny model, export it, evaluate it with every evaluator, translate with the app."""
 
 import json
+from dataclasses import replace
 
 import pytest
 from typer.testing import CliRunner
@@ -13,10 +14,11 @@ from tests.test_training import fixture_docs
 from training.bundle_card import _budget, export_run, known_limits, record_scores, training_minutes
 from training.cli import app as train_app
 from training.config import make_config
-from training.data import Document, Segment
+from training.context_nll import context_nll, run_context_nll
+from training.data import Document, Segment, write_jsonl
 from training.evaluate import contains_form, detokenize, read_ctxpro, read_voita, spread_documents
 from training.report import evaluate_condition, run_bleu, run_contrastive, run_ctxpro
-from training.train import Trainer
+from training.train import Trainer, load_final_model
 
 
 def _write_dev(root):
@@ -210,3 +212,30 @@ def test_model_card_limits_come_from_the_measured_scores():
     good = "\n".join(known_limits({"context=1": row(20.0, 0.8), "context=0": row(19.0, 0.5)}))
     assert "Context costs" not in good and "barely decides" not in good
     assert "Severely undertrained" in "\n".join(known_limits({"context=0": row(1.0, 0.5)}))
+
+
+def _docs_with_own(own) -> list[Document]:
+    """The fixture corpus as one timed document; `own(tgt)` is each line's `mt`."""
+    return [Document("d", [Segment(s, t, 2.0 * i, 2.0 * i + 1.5, mt=own(t))
+                           for i, (s, t) in enumerate(CORPUS)])]
+
+
+def test_context_nll_scores_no_gold_and_own_previous_translation(trained, tmp_path):
+    root, _ = trained
+    same = run_context_nll(root / "run", _docs_with_own(lambda t: t))
+    assert same.examples == len(CORPUS) - 1  # every line but the first has a previous one
+    assert same.own == pytest.approx(same.gold) and same.none != pytest.approx(same.gold)
+    wrong = run_context_nll(root / "run", _docs_with_own(lambda t: "Дверь хлопает."))
+    assert wrong.gold == pytest.approx(same.gold) and wrong.own != pytest.approx(wrong.gold)
+    assert run_context_nll(root / "run", _docs_with_own(lambda t: None)).own is None
+    model, cfg = load_final_model(root / "run")
+    with pytest.raises(ValueError, match="concatenation model"):
+        context_nll(model, replace(cfg, architecture="context_encoder"), None, [])
+    data = tmp_path / "dev.jsonl"
+    with open(data, "w", encoding="utf-8") as handle:
+        write_jsonl(_docs_with_own(lambda t: t), handle)
+    result = CliRunner().invoke(train_app, ["context-nll", str(root / "run"), "--data",
+                                            str(data), "--json", str(tmp_path / "nll.json")])
+    assert result.exit_code == 0, result.output
+    row = json.loads((tmp_path / "nll.json").read_text())["context_nll"][0]
+    assert row["examples"] == len(CORPUS) - 1 and row["own"] == pytest.approx(same.own, abs=1e-4)

@@ -371,6 +371,34 @@ def evaluate_contrastive(
     _json_out(json_file, {"contrastive": rows})
 
 
+@app.command("context-nll")
+def context_nll_command(
+    runs: Annotated[list[Path], typer.Argument(help="Run folders (concatenation models).")],
+    data: Annotated[list[Path], typer.Option(
+        help="Dev documents; with `mt` (self-translate's output) for the own-context row.")],
+    threads: Annotated[int, typer.Option()] = 0,
+    json_file: Annotated[Path | None, typer.Option("--json")] = None,
+) -> None:
+    """Teacher-forced dev NLL of the current sentence with no, the gold and the model's own
+    previous translation (what training on gold context leaves unlearnt)."""
+    from training.context_nll import run_context_nll
+    from training.data import read_documents
+    from training.report import show_table
+
+    docs = read_documents(data)
+    rows = []
+    for run in runs:
+        try:
+            scores = run_context_nll(run, docs, threads)
+        except ValueError as err:
+            typer.echo(f"error: {run}: {err}", err=True)
+            raise typer.Exit(1) from None
+        rows.append({"run": str(run), **{k: round(v, 4) if isinstance(v, float) else v
+                                          for k, v in scores.as_dict().items()}})
+    show_table("dev NLL of the current sentence, by previous translation", rows)
+    _json_out(json_file, {"context_nll": rows})
+
+
 @app.command("evaluate-ctxpro")
 def evaluate_ctxpro(
     model: Annotated[Path, typer.Option(help="Bundle folder.")],
