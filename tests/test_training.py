@@ -15,7 +15,7 @@ from training.data import Document, Segment
 from training.examples import BOS, EOS, Example, batch_stream, epoch_batches, render
 from training.loss import discounted_loss
 from training.prefetch import Prefetcher
-from training.train import Trainer, init_step, use_bf16
+from training.train import Trainer, init_step, share_gpu, use_bf16
 
 
 def fixture_docs(copies: int = 8) -> list[Document]:
@@ -261,3 +261,17 @@ def test_average_of_checkpoints(tmp_path):
         folders.append(save_checkpoint(tmp_path / f"c{i}", model, None, {"step": i}))
     averaged = average_states(folders)
     assert torch.allclose(averaged["weight"], torch.full((2, 2), 2.0))
+
+
+def test_gpu_share_caps_this_process_on_the_device_it_runs_on(monkeypatch):
+    calls = []
+    monkeypatch.setattr(torch.cuda, "set_per_process_memory_fraction",
+                        lambda share, index: calls.append((share, index)))
+    monkeypatch.setattr(torch.backends.cuda, "enable_cudnn_sdp", lambda on: calls.append(on))
+    monkeypatch.delenv("SUBCTX_GPU_SHARE", raising=False)
+    share_gpu(torch.device("cuda"))  # not asked for: the whole GPU
+    monkeypatch.setenv("SUBCTX_GPU_SHARE", "0.11")
+    share_gpu(torch.device("cpu"))
+    share_gpu(torch.device("cuda"))  # torchrun's plain "cuda" has no index: device 0
+    share_gpu(torch.device("cuda", 1))
+    assert calls == [(0.11, 0), False, (0.11, 1), False]
