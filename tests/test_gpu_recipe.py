@@ -165,3 +165,30 @@ def test_rows_from_embedded_fine_tune_the_shipped_model(tmp_path):
             assert loaded[1] == loaded[2]  # the same shape as the shipped model: every weight
         if name in {"context-encoder", "capsule"}:
             assert int(loaded[1]) < int(loaded[2])  # their context modules start fresh
+
+
+def test_rows_only_starts_the_named_rows_with_their_share_of_the_gpu(tmp_path):
+    """`rows --only`: the back-translation ablation alone, its runs sharing the GPU memory."""
+    env = {**os.environ, "PYTHON": sys.executable, "PACK": str(tmp_path / "recipe.tar.xz"),
+           "RECIPE_DIR": str(tmp_path / "device"), "POLL": "1", "OMP_NUM_THREADS": "1",
+           "EMBEDDED": str(_tiny_preset_bundle(tmp_path / "shipped"))}
+
+    def recipe(*args, check=True):
+        return subprocess.run(["bash", str(ROOT / "training/gpu_recipe.sh"), *args], env=env,
+                              capture_output=True, text=True, check=check, timeout=600)
+
+    recipe("pack", "--train", str(_docs(tmp_path / "train.jsonl", 2)),
+           "--bt", str(_docs(tmp_path / "bt.jsonl", 1)),
+           "--dev", str(_docs(tmp_path / "dev.jsonl", 1)))
+    bad = recipe("rows", "--cpu", "--only", "recipe-typo", check=False)
+    assert bad.returncode == 2 and "no row matches --only recipe-typo" in bad.stderr
+    started = recipe("rows", "--cpu", "--steps", "1", "--only", "recipe,recipe-no-bt")
+    assert "2 runs, each capped at 0.44 of the GPU memory" in started.stdout
+    assert started.stdout.count("training started") == 2
+    waited = recipe("wait", "--seconds", "300", check=False)
+    assert waited.returncode == 0, waited.stdout[-3000:] + waited.stderr[-3000:]
+    runs = tmp_path / "device" / "runs"
+    assert {p.name for p in runs.iterdir() if p.is_dir()} == {"recipe", "recipe-no-bt"}
+    sources = {name: json.loads((runs / name / "config.json").read_text())["data"]["sources"]
+               for name in ("recipe", "recipe-no-bt")}
+    assert len(sources["recipe"]) == 2 and len(sources["recipe-no-bt"]) == 1

@@ -23,6 +23,7 @@
 #             one run per name, in $RECIPE_DIR/runs/NAME, all in the background at once
 #           bash training/gpu_recipe.sh rows [--cpu] [--steps N] [--minutes M] [--preset P]
 #             [--from-embedded]  (every row fine-tunes the shipped model for N updates)
+#             [--only NAME,NAME]  (just these rows; the GPU memory is shared among them)
 #             starts the six rows of docs/comparison (same data, tokenizer and updates), a
 #             source-only concatenation row (context at the speed of none: no prefix to wait
 #             for), the back-translation / own-context ablations of docs/recipe.md and, when the
@@ -127,7 +128,7 @@ start() {
 }
 
 rows() {
-    local steps=2000 minutes=15 preset=gpu-deep cpu=() from_embedded=0
+    local steps=2000 minutes=15 preset=gpu-deep cpu=() from_embedded=0 only=""
     while [ $# -gt 0 ]; do
         case $1 in
             --cpu) cpu=(--cpu); preset=tiny ;;
@@ -135,6 +136,7 @@ rows() {
             --minutes) shift; minutes=$1 ;;
             --preset) shift; preset=$1 ;;
             --from-embedded) from_embedded=1 ;;
+            --only) shift; only=$1 ;;
             *) die "rows: unknown option $1" ;;
         esac
         shift
@@ -151,38 +153,56 @@ rows() {
         from=(--init-from "$init"); start_step=$embedded_step
     fi
     local same=(--max-k 1 --max-steps $((start_step + steps)) --threads 2 "${from[@]}")
-    # eight (from the shipped model) or eleven runs share the one GPU's memory
-    export SUBCTX_GPU_SHARE=$([ "$from_embedded" = 1 ] && echo 0.11 || echo 0.08)
-    local row=("${cpu[@]}" --minutes "$minutes" --preset "$preset")
+    local opts=("${cpu[@]}" --minutes "$minutes" --preset "$preset")
+    # count the wanted rows first: the runs share the one GPU's memory equally
+    ROWS_WANTED=0
+    ROW_MODE=count row_list
+    [ "$ROWS_WANTED" -gt 0 ] || die "rows: no row matches --only $only"
+    export SUBCTX_GPU_SHARE
+    SUBCTX_GPU_SHARE=$(awk -v n="$ROWS_WANTED" 'BEGIN { printf "%.2f", 0.88 / n }')
+    echo "$ROWS_WANTED runs, each capped at $SUBCTX_GPU_SHARE of the GPU memory"
+    ROW_MODE=start row_list
+}
+
+row() {
+    # row NAME [start options] -- TRAIN OPTIONS: one run of `rows`, unless --only leaves it out
+    local name=$1; shift
+    if [ -n "$only" ] && [[ ",$only," != *",$name,"* ]]; then return 0; fi
+    if [ "$ROW_MODE" = count ]; then ROWS_WANTED=$((ROWS_WANTED + 1)); return 0; fi
+    start --name "$name" "$@"
+}
+
+row_list() {
     # the six systems of docs/comparison: same data, tokenizer and number of updates
-    start --name baseline "${row[@]}" -- --architecture transformer "${same[@]}"
-    start --name concat-plain "${row[@]}" -- --architecture concat --cd-weight 1 \
+    row baseline "${opts[@]}" -- --architecture transformer "${same[@]}"
+    row concat-plain "${opts[@]}" -- --architecture concat --cd-weight 1 \
         --segment-shift 0 "${same[@]}"
-    start --name concat-cd "${row[@]}" -- --architecture concat --cd-weight 0.01 \
+    row concat-cd "${opts[@]}" -- --architecture concat --cd-weight 0.01 \
         --segment-shift 0 "${same[@]}"
-    start --name concat-cd-shift "${row[@]}" -- --architecture concat --cd-weight 0.01 \
+    row concat-cd-shift "${opts[@]}" -- --architecture concat --cd-weight 0.01 \
         --segment-shift 16 "${same[@]}"
-    start --name context-encoder "${row[@]}" -- --architecture context_encoder "${same[@]}"
-    start --name capsule "${row[@]}" -- --architecture capsule "${same[@]}"
+    row context-encoder "${opts[@]}" -- --architecture context_encoder "${same[@]}"
+    row capsule "${opts[@]}" -- --architecture capsule "${same[@]}"
     # issue 18: the previous line on the source side only (sKto1): no cue waits for another
-    start --name concat-src "${row[@]}" -- --architecture concat --target-context none \
+    row concat-src "${opts[@]}" -- --architecture concat --target-context none \
         --segment-shift 0 "${same[@]}"
     # docs/recipe.md: the embedded model's recipe with and without back-translation (from
     # scratch only: a model already trained on back-translations cannot show what they add)
     local recipe=(--architecture concat --cd-weight 0.01 --segment-shift 0 --noisy-context 0.3
                   --weight subtitles=2 --weight dialogue=1.5 --weight news=0.5)
     if [ "$from_embedded" = 0 ]; then
-        start --name recipe "${row[@]}" -- "${recipe[@]}" --weight synthetic=0.5 "${same[@]}"
-        start --name recipe-no-bt --no-bt "${row[@]}" -- "${recipe[@]}" "${same[@]}"
+        row recipe "${opts[@]}" -- "${recipe[@]}" --weight synthetic=0.5 "${same[@]}"
+        row recipe-no-bt --no-bt "${opts[@]}" -- "${recipe[@]}" "${same[@]}"
     fi
     if grep -q '"mt"' "$RECIPE_DIR"/data/train/*.jsonl 2>/dev/null; then
-        [ "$from_embedded" = 0 ] && start --name recipe-own "${row[@]}" -- "${recipe[@]}" \
+        [ "$from_embedded" = 0 ] && row recipe-own "${opts[@]}" -- "${recipe[@]}" \
             --weight synthetic=0.5 --own-context 0.5 "${same[@]}"
         # issue 12: the shipped model itself, trained on as many updates more on its own context
-        start --name embedded-own "${row[@]}" -- "${recipe[@]}" --weight synthetic=0.5 \
+        row embedded-own "${opts[@]}" -- "${recipe[@]}" --weight synthetic=0.5 \
             --own-context 0.5 --init-from "$init" --max-k 1 --threads 2 \
             --max-steps $((embedded_step + steps))
     fi
+    return 0
 }
 
 all_done() {
