@@ -36,11 +36,14 @@
 #             context-aware encoder: OUT gets dev_report.json, metrics.json, attention/
 #
 # The comparison in one device session (30 min; the machine goes back 30 s after a call):
-#   1. rows --from-embedded --steps 1500 --minutes 13; sleep 90; grep -il error runs' logs
-#      (stop there if any), then wait --seconds 420   (8 runs; data loading takes ~1 min)
+#   1. rows --from-embedded --steps 1500 --minutes 13 --only baseline,concat-plain,concat-cd,\
+#      concat-cd-shift,context-encoder,capsule,concat-src; sleep 90; grep -il error runs' logs
+#      (stop there if any), then wait --seconds 420   (7 runs; data loading takes ~1 min)
 #   2. wait --seconds 540
 #   3. wait --seconds 120; report $OUT --bleu-limit 400
 #   (the shipped model's own fine-tune, embedded-own, came back on 2026-11-22)
+# The equal-budget controls of docs/recipe.md §7 (another session): rows --only
+#   recipe,recipe-no-bt,recipe-own --steps 7000 --minutes 20; wait ...; report $OUT --bleu-limit 400
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RECIPE_DIR=${RECIPE_DIR:-/tmp/recipe}
@@ -301,5 +304,5 @@ case $command in
     collect) collect "$@" ;;
     rows) rows "$@" ;;
     report) report "$@" ;;
-    *) sed -n '2,42p' "$0"; exit 2 ;;
+    *) sed -n '2,47p' "$0"; exit 2 ;;
 esac
