@@ -30,14 +30,25 @@ def _docs(path: Path, copies: int, own: bool = False) -> Path:
     return path
 
 
-def test_recipe_end_to_end_on_cpu(tmp_path):
+def _runner(tmp_path: Path, timeout: int = 600, **extra: str):
+    """`bash training/gpu_recipe.sh ARGS` with its pack and device folder under `tmp_path`."""
     env = {**os.environ, "PYTHON": sys.executable, "PACK": str(tmp_path / "recipe.tar.xz"),
-           "RECIPE_DIR": str(tmp_path / "device"), "POLL": "1"}
+           "RECIPE_DIR": str(tmp_path / "device"), "POLL": "1", **extra}
 
     def recipe(*args, check=True):
         return subprocess.run(["bash", str(ROOT / "training/gpu_recipe.sh"), *args], env=env,
-                              capture_output=True, text=True, check=check, timeout=300)
+                              capture_output=True, text=True, check=check, timeout=timeout)
+    return recipe
 
+
+def _rows_runner(tmp_path: Path, **extra: str):
+    """The runner for `rows`: one thread per run, the tiny preset's bundle as the shipped one."""
+    return _runner(tmp_path, OMP_NUM_THREADS="1",
+                   EMBEDDED=str(_tiny_preset_bundle(tmp_path / "shipped")), **extra)
+
+
+def test_recipe_end_to_end_on_cpu(tmp_path):
+    recipe = _runner(tmp_path, timeout=300)
     train = _docs(tmp_path / "train.jsonl", 6)
     dev = _docs(tmp_path / "dev.jsonl", 1)
     assert "packed" in recipe("pack", "--train", str(train), "--dev", str(dev)).stdout
@@ -97,13 +108,7 @@ def test_rows_side_by_side_then_report_on_cpu(tmp_path):
     `report` evaluates every row where it trained (PyTorch bundles, no ctranslate2 needed)."""
     from tests.test_end_to_end import _write_dev
 
-    env = {**os.environ, "PYTHON": sys.executable, "PACK": str(tmp_path / "recipe.tar.xz"),
-           "RECIPE_DIR": str(tmp_path / "device"), "POLL": "1", "CPU": "1",
-           "OMP_NUM_THREADS": "1", "EMBEDDED": str(_tiny_preset_bundle(tmp_path / "shipped"))}
-
-    def recipe(*args, check=True):
-        return subprocess.run(["bash", str(ROOT / "training/gpu_recipe.sh"), *args], env=env,
-                              capture_output=True, text=True, check=check, timeout=600)
+    recipe = _rows_runner(tmp_path, CPU="1")
 
     train = _docs(tmp_path / "train.jsonl", 6, own=True)
     devroot = _write_dev(tmp_path / "devroot")
@@ -138,13 +143,7 @@ def test_rows_from_embedded_fine_tune_the_shipped_model(tmp_path):
     """`rows --from-embedded`: every system starts from the shipped model's weights (what fits
     its architecture) and trains as many updates more; the back-translation ablations, which a
     model already trained on back-translations cannot show, are left out."""
-    env = {**os.environ, "PYTHON": sys.executable, "PACK": str(tmp_path / "recipe.tar.xz"),
-           "RECIPE_DIR": str(tmp_path / "device"), "POLL": "1", "OMP_NUM_THREADS": "1",
-           "EMBEDDED": str(_tiny_preset_bundle(tmp_path / "shipped"))}
-
-    def recipe(*args, check=True):
-        return subprocess.run(["bash", str(ROOT / "training/gpu_recipe.sh"), *args], env=env,
-                              capture_output=True, text=True, check=check, timeout=600)
+    recipe = _rows_runner(tmp_path)
 
     recipe("pack", "--train", str(_docs(tmp_path / "train.jsonl", 4, own=True)),
            "--dev", str(_docs(tmp_path / "dev.jsonl", 1)))
@@ -169,13 +168,7 @@ def test_rows_from_embedded_fine_tune_the_shipped_model(tmp_path):
 
 def test_rows_only_starts_the_named_rows_with_their_share_of_the_gpu(tmp_path):
     """`rows --only`: the back-translation ablation alone, its runs sharing the GPU memory."""
-    env = {**os.environ, "PYTHON": sys.executable, "PACK": str(tmp_path / "recipe.tar.xz"),
-           "RECIPE_DIR": str(tmp_path / "device"), "POLL": "1", "OMP_NUM_THREADS": "1",
-           "EMBEDDED": str(_tiny_preset_bundle(tmp_path / "shipped"))}
-
-    def recipe(*args, check=True):
-        return subprocess.run(["bash", str(ROOT / "training/gpu_recipe.sh"), *args], env=env,
-                              capture_output=True, text=True, check=check, timeout=600)
+    recipe = _rows_runner(tmp_path)
 
     recipe("pack", "--train", str(_docs(tmp_path / "train.jsonl", 2)),
            "--bt", str(_docs(tmp_path / "bt.jsonl", 1)),

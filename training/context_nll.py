@@ -20,10 +20,9 @@ import torch
 from subctx.contract import SpecialIds
 from training.config import TrainConfig
 from training.data import Document
-from training.examples import ContextNoise, Example, collate, render, tokenize_documents
-from training.loss import discounted_loss
+from training.examples import ContextNoise, Example, render, tokenize_documents
 from training.model import Transformer
-from training.train import load_final_model
+from training.train import current_sentence_loss, load_final_model
 
 OWN = ContextNoise(own=1.0, noisy=0.0)  # always the own translation, never perturbed
 
@@ -45,17 +44,12 @@ def _scored(examples: list[Example], own: bool) -> list[Example]:
             and (not own or (ex.mt_ctx and ex.mt_ctx[-1] is not None))]
 
 
-@torch.no_grad()
 def _nll(model: Transformer, examples: list[Example], k: int, sep: int, shift: int,
          noise: ContextNoise | None, batch_size: int) -> float:
     rng = random.Random(0) if noise else None
     rendered = [render(ex, k, sep, 0.0, shift, noise=noise, rng=rng) for ex in examples]
-    total = tokens = 0.0
-    for i in range(0, len(rendered), batch_size):
-        batch = collate(rendered[i:i + batch_size])
-        logits, _ = model.forward_batch(batch)
-        out = discounted_loss(logits, batch.tgt_out, batch.weights, batch.current, 0.0)
-        total, tokens = total + out.nll_sum, tokens + out.tokens
+    total, _, tokens = current_sentence_loss(model, rendered, torch.device("cpu"),
+                                             batch_size=batch_size)
     return total / tokens if tokens else math.nan
 
 

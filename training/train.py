@@ -4,6 +4,7 @@ wall-clock budget, bf16 autocast on CUDA, and DDP under torchrun."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -35,6 +36,7 @@ from training.config import TrainConfig
 from training.data import Document, filter_documents, reverse_documents
 from training.examples import (
     ContextNoise,
+    Rendered,
     Renderer,
     batch_stream,
     collate,
@@ -261,6 +263,23 @@ def share_gpu(device: torch.device) -> None:
     torch.backends.cuda.enable_cudnn_sdp(False)
 
 
+@torch.no_grad()
+def current_sentence_loss(model: Transformer, rendered: list[Rendered], device: torch.device,
+                          autocast=contextlib.nullcontext, batch_size: int = 64
+                          ) -> tuple[float, int, int]:
+    """Teacher-forced NLL summed over the current sentences' tokens, their argmax hits and
+    their number (context tokens are not counted), in batches of similar length."""
+    rendered = sorted(rendered, key=lambda r: len(r.src))
+    nll = correct = tokens = 0
+    for i in range(0, len(rendered), batch_size):
+        batch = collate(rendered[i:i + batch_size]).to(device)
+        with autocast():
+            logits, _ = model.forward_batch(batch)
+        out = discounted_loss(logits, batch.tgt_out, batch.weights, batch.current, 0.0)
+        nll, correct, tokens = nll + out.nll_sum, correct + out.correct, tokens + out.tokens
+    return nll, correct, tokens
+
+
 class Trainer:
     """Trains one model in `run_dir`; calling `train()` again resumes where it stopped.
     `init_from` starts a new run from another run's weights (e.g. a context-aware model from the
@@ -382,15 +401,9 @@ class Trainer:
             return {}
         self.model.eval()
         k = min(1, self.cfg.max_k)
-        rendered = [self.renderer(ex, k) for ex in self.dev_examples]
-        rendered.sort(key=lambda r: len(r.src))
-        nll = correct = tokens = 0.0
-        for i in range(0, len(rendered), 64):
-            batch = collate(rendered[i:i + 64]).to(self.device)
-            with self._autocast():
-                logits, _ = self.model.forward_batch(batch)
-            out = discounted_loss(logits, batch.tgt_out, batch.weights, batch.current, 0.0)
-            nll, correct, tokens = nll + out.nll_sum, correct + out.correct, tokens + out.tokens
+        nll, correct, tokens = current_sentence_loss(
+            self.model, [self.renderer(ex, k) for ex in self.dev_examples], self.device,
+            self._autocast)
         self.model.train()
         return {"dev_nll": nll / tokens, "dev_ppl": math.exp(nll / tokens),
                 "dev_acc": correct / tokens}
