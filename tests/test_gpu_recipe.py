@@ -185,3 +185,12 @@ def test_rows_only_starts_the_named_rows_with_their_share_of_the_gpu(tmp_path):
     sources = {name: json.loads((runs / name / "config.json").read_text())["data"]["sources"]
                for name in ("recipe", "recipe-no-bt")}
     assert len(sources["recipe"]) == 2 and len(sources["recipe-no-bt"]) == 1
+
+
+def test_unknown_command_prints_the_whole_header_and_nothing_else(tmp_path):
+    """The usage text is the script's header comment, however long it grows."""
+    shown = _runner(tmp_path)("no-such-command", check=False)
+    header = (ROOT / "training/gpu_recipe.sh").read_text().splitlines()[1:]
+    header = header[:next(i for i, line in enumerate(header) if not line.startswith("#"))]
+    assert shown.returncode == 2
+    assert shown.stdout.splitlines() == header and "set -euo" not in shown.stdout

@@ -304,5 +304,5 @@ case $command in
     collect) collect "$@" ;;
     rows) rows "$@" ;;
     report) report "$@" ;;
-    *) sed -n '2,47p' "$0"; exit 2 ;;
+    *) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 2 ;;  # the header comment
 esac
