@@ -342,12 +342,15 @@ def evaluate(
     device: Annotated[str, typer.Option()] = "auto",
     threads: Annotated[int, typer.Option()] = 0,
     json_file: Annotated[Path | None, typer.Option("--json")] = None,
+    hypotheses: Annotated[Path | None, typer.Option(
+        metavar="DIR", help="Write each file's translations to DIR/NAME.txt (one per line).")
+    ] = None,
 ) -> None:
     """BLEU and chrF of documents translated in order, as the app does."""
     from training.report import run_bleu, show_table
 
     engine = _engine(model, device, threads)
-    rows = run_bleu(engine, data, context, max_gap, beam)
+    rows = run_bleu(engine, data, context, max_gap, beam, hypotheses=hypotheses)
     show_table("BLEU / chrF", rows)
     _json_out(json_file, {"bleu_chrf": rows})
 

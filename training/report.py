@@ -32,7 +32,10 @@ def _progress() -> Progress:
 
 
 def run_bleu(engine: Engine, files: list[Path], context: int | None, max_gap: float = 7.0,
-             beam: int = 4, limit: int | None = None) -> list[dict]:
+             beam: int = 4, limit: int | None = None,
+             hypotheses: Path | None = None) -> list[dict]:
+    """BLEU and chrF per file; `hypotheses`: a folder to write each file's translations to
+    (NAME.txt, one segment per line, document order) for comparing two runs."""
     rows = []
     options = DecodeOptions.for_model(engine.manifest.context, context, max_gap,
                                       beam_size=beam)  # as the app runs this model
@@ -46,6 +49,11 @@ def run_bleu(engine: Engine, files: list[Path], context: int | None, max_gap: fl
                                        lambda n, t=task: progress.advance(t, n))
             seconds = time.perf_counter() - start
         score = bleu_chrf(Path(file).stem, docs, outputs)
+        if hypotheses is not None:
+            hypotheses.mkdir(parents=True, exist_ok=True)
+            lines = [text.replace("\n", " ") for out in outputs for text in out]
+            (hypotheses / f"{score.name}.txt").write_text("\n".join(lines) + "\n",
+                                                         encoding="utf-8")
         rows.append({"data": score.name, "context": options.context, "sentences": score.sentences,
                      "bleu": score.bleu, "chrf": score.chrf,
                      "sentences_per_s": round(total / seconds, 1),
