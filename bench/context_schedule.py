@@ -21,13 +21,13 @@ from pathlib import Path
 import sacrebleu
 
 from subctx.engine import open_engine
+from subctx.formats.srt import parse_srt_text
 from subctx.guard import GuardSettings
 from subctx.pipeline import DecodeOptions, translate_documents
-from subctx.srt import parse_srt_text
 from subctx.units import plan_document
-from training.data import read_documents
-from training.evaluate import plan_from_document
-from training.report import show_table
+from subctx_train.data import read_documents
+from subctx_train.evaluate import plan_from_document
+from subctx_train.report import show_table
 
 SETTINGS = {
     "context 0": dict(context=0),
@@ -56,7 +56,7 @@ def synthetic_plans(cues: int, episodes: int) -> list:
 def one_film(docs: list, cues: int) -> list:
     """Real dialogue lines as one film: the first `cues` dev lines, 2.5 s apart (one context
     chain, as a film of continuous dialogue is), with their references."""
-    from training.data import Document, Segment
+    from subctx_train.data import Document, Segment
 
     lines = [s for d in docs for s in d.segments][:cues]
     return [Document("film", [Segment(s.src, s.tgt, 2.5 * i, 2.5 * i + 2.0)

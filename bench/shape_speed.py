@@ -1,5 +1,5 @@
 """Decoding speed of candidate model shapes, side by side in one run (the speed axis of the
-shape choice; quality comes from training each shape, see docs/pareto.md).
+shape choice; quality comes from subctx_train each shape, see docs/pareto.md).
 
 Each shape gets random weights of the real size, is exported to CTranslate2 int8 like a real
 bundle, and translates the same real dialogue documents in order as the app does, with the
@@ -27,10 +27,11 @@ from rich.console import Console
 
 from subctx.bundle import ContextSettings, Manifest
 from subctx.engine import Engine, Request
-from training.data import read_documents
-from training.export import export_bundle
-from training.model import ModelConfig, Transformer
-from training.report import show_table
+from subctx.nn.config import ModelConfig
+from subctx.nn.transformer import Transformer
+from subctx_train.data import read_documents
+from subctx_train.export import export_bundle
+from subctx_train.report import show_table
 
 # name: (d_model, heads, ffn, encoder layers, decoder layers, vocabulary)
 SHAPES = {

@@ -22,8 +22,8 @@ from rich.console import Console
 from rich.table import Table
 
 from subctx.engine import Engine, Request
+from subctx.formats.srt import parse_srt_text
 from subctx.pipeline import DecodeOptions, translate_documents
-from subctx.srt import parse_srt_text
 from subctx.units import plan_document
 
 LINES = [
@@ -60,13 +60,14 @@ def synthetic_film(cues: int = 1500, seed: int = 0) -> str:
 
 def load_weights(run: Path | None, workdir: Path):
     """(PyTorch model, bundle path) holding the same weights."""
-    from training.bundle_card import export_run
-    from training.export import export_bundle
-    from training.model import ModelConfig, Transformer
-    from training.tokenizer import train_tokenizer
+    from subctx.nn.config import ModelConfig
+    from subctx.nn.transformer import Transformer
+    from subctx_train.bundle_card import export_run
+    from subctx_train.export import export_bundle
+    from subctx_train.tokenizer import train_tokenizer
 
     if run is not None:
-        from training.train import load_final_model
+        from subctx_train.train import load_final_model
 
         model, _ = load_final_model(run)
         bundle = export_run(run, workdir / "bundle-f32")

@@ -16,9 +16,9 @@ from rich.table import Table
 from subctx.bundle import SCOPE_WORDS, SCOPES, default_bundle_path, load_bundle
 from subctx.errors import BundleError, SubctxError
 from subctx.files import Job, select_jobs
+from subctx.formats import SubtitleFile, read_subtitles
 from subctx.guard import OUT_OF_SCOPE
 from subctx.pipeline import SCHEDULES, DecodeOptions, DocumentResult, translate_documents
-from subctx.subtitles import SubtitleFile, read_subtitles
 from subctx.textio import atomic_write_text
 from subctx.units import DocumentPlan, plan_document
 from subctx.wrap import DEFAULT_MAX_CPS, DEFAULT_MAX_LINES, DEFAULT_WIDTH, readability

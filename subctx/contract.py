@@ -1,9 +1,8 @@
 """What training and both serving backends share: the request and translation types, the
-`Translator` interface the app drives, special token ids, the sentence length limit, and which
-backend serves each architecture.
+`Translator` interface the app drives, special token ids and the sentence length limit.
 
-The input layouts themselves live in subctx.layout (also shared); the model classes behind each
-architecture are registered once, in training.context_models.model_class.
+The input layouts themselves live in subctx.layout (also shared); what each architecture is
+(network class, backend, how it reads context) is registered once, in subctx.nn.
 """
 
 from __future__ import annotations
@@ -25,11 +24,6 @@ def decoding_budget(source_pieces: int) -> int:
     """Most pieces a translation of a sentence this long may get (Russian runs longer than
     English); both backends stop there."""
     return 2 * source_pieces + 10
-
-
-# architecture -> the backend that serves it (CTranslate2 cannot run the multi-encoder models)
-BACKENDS = {"transformer": "ctranslate2", "concat": "ctranslate2",
-            "context_encoder": "torch", "capsule": "torch"}
 
 
 @dataclass(frozen=True)

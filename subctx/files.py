@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from subctx.errors import SubctxError
-from subctx.subtitles import FORMATS
+from subctx.formats import EXTENSIONS
 
 
 class OutputError(SubctxError):
@@ -33,29 +33,29 @@ class Selection:
 def output_name(source: Path, lang: str = "ru") -> str:
     """movie.srt -> movie.ru.srt; movie.en.vtt -> movie.ru.vtt (the format stays)."""
     stem = _SOURCE_TAG.sub("", source.stem)
-    suffix = source.suffix if source.suffix.lower() in FORMATS else ".srt"
+    suffix = source.suffix if source.suffix.lower() in EXTENSIONS else ".srt"
     return f"{stem}.{lang}{suffix}"
 
 
 def is_translation(path: Path, lang: str = "ru") -> bool:
     name = path.name.lower()
-    return any(name.endswith(f".{lang}{suffix}") for suffix in FORMATS)
+    return any(name.endswith(f".{lang}{suffix}") for suffix in EXTENSIONS)
 
 
 def _subtitle_files(folder: Path, recursive: bool) -> list[Path]:
     """The subtitle files (.srt, .vtt, .ass, .ssa) of a folder."""
     pattern = "**/*" if recursive else "*"
     return sorted(p for p in folder.glob(pattern)
-                  if p.is_file() and p.suffix.lower() in FORMATS and not p.name.startswith("."))
+                  if p.is_file() and p.suffix.lower() in EXTENSIONS and not p.name.startswith("."))
 
 
 def select_jobs(paths: list[Path], output: Path | None = None, recursive: bool = False,
                 overwrite: bool = False, lang: str = "ru") -> Selection:
     """Expand files and folders into jobs; missing paths fail, finished outputs are skipped."""
     selection = Selection()
-    single_file_output = (output is not None and output.suffix.lower() in FORMATS
+    single_file_output = (output is not None and output.suffix.lower() in EXTENSIONS
                           and len(paths) == 1 and paths[0].is_file())
-    not_a_folder = output is not None and (output.suffix.lower() in FORMATS
+    not_a_folder = output is not None and (output.suffix.lower() in EXTENSIONS
                                            or (output.exists() and not output.is_dir()))
     if not_a_folder and not single_file_output:
         what = "several inputs" if len(paths) > 1 else "a folder"

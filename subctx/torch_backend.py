@@ -1,9 +1,8 @@
 """Serving models with PyTorch: the multi-encoder architectures, which CTranslate2 cannot run,
 and any other where ctranslate2 is not installed (a GPU machine evaluating what it trained).
 
-Optional: it needs the `train` extra (torch) and imports the model code from `training`, the
-one exception DESIGN.md allows. Same interface as subctx.engine.Engine: translate (beam
-search, n-best, attention) and score.
+Optional: it needs the `train` extra (torch, safetensors) for the networks of subctx.nn. Same
+interface as subctx.engine.Engine: translate (beam search, n-best, attention) and score.
 """
 
 from __future__ import annotations
@@ -27,6 +26,7 @@ from subctx.contract import (
 )
 from subctx.errors import BundleError
 from subctx.layout import current_part, fit_context, separate_context, shifted_positions
+from subctx.nn import architecture
 
 
 @dataclass
@@ -49,9 +49,8 @@ class TorchEngine:
         try:
             import torch
 
-            from training.checkpoint import load_chunked
-            from training.context_models import model_class
-            from training.model import ModelConfig
+            from subctx.nn.config import ModelConfig
+            from subctx.nn.weights import load_chunked
         except ImportError:
             raise BundleError("this model runs on PyTorch: install it with "
                               "pip install -e '.[train]'") from None
@@ -65,7 +64,7 @@ class TorchEngine:
         self.device = torch.device(device)
         try:
             spec = json.loads(self.bundle.file("model.json").read_text(encoding="utf-8"))
-            self.model = model_class(spec["architecture"])(ModelConfig(**spec["model"]))
+            self.model = architecture(spec["architecture"]).build(ModelConfig(**spec["model"]))
             self.model.load_state_dict(load_chunked(self.bundle.path, "model"))
         except (OSError, KeyError, ValueError, RuntimeError) as err:
             raise BundleError(f"{self.bundle.path}: cannot load model ({err})") from None

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from subctx.formats import Cue, SubtitleFile
 from subctx.markup import (
     Annotated,
     Prefix,
@@ -27,7 +28,6 @@ from subctx.markup import (
     split_prefix,
     split_tags,
 )
-from subctx.srt import Cue, SubtitleFile
 from subctx.wrap import DEFAULT_MAX_LINES, DEFAULT_WIDTH, wrap_text
 
 MAX_UNIT_CHARS = 400

@@ -23,9 +23,10 @@ def build_tiny_bundle(out: Path, shift: int = 0, max_k: int = 3, seed: int = 0,
     bundle (manifest `info` and int8 `quantization` as a shipped bundle has them)."""
     import torch
 
-    from training.export import export_bundle
-    from training.model import ModelConfig, Transformer
-    from training.tokenizer import train_tokenizer
+    from subctx.nn.config import ModelConfig
+    from subctx.nn.transformer import Transformer
+    from subctx_train.export import export_bundle
+    from subctx_train.tokenizer import train_tokenizer
 
     spm_file = train_tokenizer([s for pair in CORPUS for s in pair] * 20, out / "spm.model",
                                vocab_size=120)

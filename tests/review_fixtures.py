@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from subctx.contract import AttentionMap, Hypothesis, Request, Translation
+from subctx.formats.srt import parse_srt_text
 from subctx.pipeline import DecodeOptions
 from subctx.review.session import ReviewSession
-from subctx.srt import parse_srt_text
 from subctx.units import plan_document
 
 FILM = """1

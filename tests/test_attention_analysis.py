@@ -3,14 +3,14 @@
 import torch
 
 from subctx.contract import Hypothesis, Request, Translation
+from subctx.nn.config import ModelConfig
+from subctx.nn.context_encoder import ContextEncoderTransformer
+from subctx_train import attention
+from subctx_train.data import Document, Segment
+from subctx_train.evaluate import RandomContext
+from subctx_train.examples import tokenize_documents
+from subctx_train.tokenizer import train_tokenizer
 from tests.helpers import CORPUS
-from training import attention
-from training.context_models import ContextEncoderTransformer
-from training.data import Document, Segment
-from training.evaluate import RandomContext
-from training.examples import tokenize_documents
-from training.model import ModelConfig
-from training.tokenizer import train_tokenizer
 
 
 def test_attention_statistics_plots_and_heatmap(tmp_path):

@@ -6,7 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from subctx.cli import app
-from subctx.srt import read_srt
+from subctx.formats import read_subtitles
 from tests.helpers import write_srt
 
 FILM = """1
@@ -43,7 +43,7 @@ def test_single_file_keeps_timings_tags_and_dialogue(tmp_path, run):
     assert result.exit_code == 0, result.output
     out = tmp_path / "movie.ru.srt"
     assert src.read_bytes() == before
-    sub, orig = read_srt(out), read_srt(src)
+    sub, orig = read_subtitles(out), read_subtitles(src)
     assert [c.timing for c in sub.cues] == [c.timing for c in orig.cues]
     assert sub.newline == "\r\n" and sub.encoding == "utf-8"
     assert sub.cues[0].lines[0].startswith("<i>") and sub.cues[0].lines[-1].endswith("</i>")
@@ -124,7 +124,7 @@ def test_warnings_for_odd_cues_but_cues_kept(tmp_path, run):
     assert result.exit_code == 0, result.output
     assert "empty" in result.output and "malformed timestamp" in result.output
     assert "pieces" in result.output
-    assert len(read_srt(tmp_path / "odd.ru.srt").cues) == 5
+    assert len(read_subtitles(tmp_path / "odd.ru.srt").cues) == 5
 
 
 def test_model_folder_that_is_not_a_bundle(tmp_path, run):

@@ -3,18 +3,13 @@
 import pytest
 import torch
 
+from subctx.nn.capsule import CapsuleTransformer, Routing, pearson, squash
+from subctx.nn.config import ModelConfig
+from subctx.nn.context_encoder import ContextEncoderTransformer
+from subctx_train.config import make_config
+from subctx_train.examples import EOS, Example, collate, render_separate
+from subctx_train.train import Trainer
 from tests.test_training import fixture_docs
-from training.config import make_config
-from training.context_models import (
-    CapsuleTransformer,
-    ContextEncoderTransformer,
-    Routing,
-    pearson,
-    squash,
-)
-from training.examples import EOS, Example, collate, render_separate
-from training.model import ModelConfig
-from training.train import Trainer
 
 CFG = ModelConfig(vocab_size=50, d_model=16, n_heads=2, ff_dim=32, enc_layers=2, dec_layers=1,
                   max_positions=64, dropout=0.0)

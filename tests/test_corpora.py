@@ -2,9 +2,9 @@
 
 import gzip
 
+from subctx_train.corpora import align_srt_pair, read_moses_with_ids, read_opus_xml, read_plain
+from subctx_train.data import Document, Segment, filter_documents, read_jsonl
 from tests.helpers import write_srt
-from training.corpora import align_srt_pair, read_moses_with_ids, read_opus_xml, read_plain
-from training.data import Document, Segment, filter_documents, read_jsonl
 
 EN_XML = """<?xml version="1.0" encoding="utf-8"?>
 <document id="1">
@@ -117,7 +117,7 @@ def test_jsonl_and_filters(tmp_path):
 def test_convert_command_writes_training_jsonl(tmp_path):
     from typer.testing import CliRunner
 
-    from training.cli import app
+    from subctx_train.cli import app
 
     (tmp_path / "p.en").write_text("A.\nB.\n\nC.\n", encoding="utf-8")
     (tmp_path / "p.ru").write_text("А.\nБ.\n\nВ.\n", encoding="utf-8")

@@ -6,10 +6,16 @@ import random
 import sentencepiece as spm
 import torch
 
-from tests.helpers import CORPUS
-from training.backtranslate import finished_documents, plan_jobs, translate_corpus
-from training.data import Document, Segment, read_jsonl, reverse_documents, weight_of, write_jsonl
-from training.examples import (
+from subctx_train.backtranslate import finished_documents, plan_jobs, translate_corpus
+from subctx_train.data import (
+    Document,
+    Segment,
+    read_jsonl,
+    reverse_documents,
+    weight_of,
+    write_jsonl,
+)
+from subctx_train.examples import (
     BOS,
     EOS,
     ContextNoise,
@@ -20,8 +26,9 @@ from training.examples import (
     render,
     tokenize_documents,
 )
-from training.loss import discounted_loss
-from training.tokenizer import train_tokenizer
+from subctx_train.loss import discounted_loss
+from subctx_train.tokenizer import train_tokenizer
+from tests.helpers import CORPUS
 
 
 def _doc(doc_id="friends/e1", domain="subtitles", synthetic=False):

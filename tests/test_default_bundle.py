@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from subctx.bundle import FORMAT_VERSION, default_bundle_path, load_bundle
 from subctx.cli import app
-from subctx.srt import read_srt
+from subctx.formats import read_subtitles
 
 SAMPLE = default_bundle_path().parent.parent / "samples" / "sample.srt"
 
@@ -30,7 +30,7 @@ def test_sample_translates_to_russian(tmp_path):
     result = CliRunner().invoke(app, ["translate", str(SAMPLE), "-o", str(out),
                                       "--device", "cpu"])
     assert result.exit_code == 0, result.output
-    source, translated = read_srt(SAMPLE), read_srt(out)
+    source, translated = read_subtitles(SAMPLE), read_subtitles(out)
     assert [c.timing for c in translated.cues] == [c.timing for c in source.cues]
     text = " ".join(" ".join(c.lines) for c in translated.cues)
     cyrillic = len(re.findall(r"[а-яё]", text, re.IGNORECASE))

@@ -9,16 +9,28 @@ from typer.testing import CliRunner
 from subctx.bundle import load_bundle
 from subctx.cli import app as subctx_app
 from subctx.engine import Engine
+from subctx_train.bundle_card import (
+    _budget,
+    export_run,
+    known_limits,
+    record_scores,
+    training_minutes,
+)
+from subctx_train.cli import app as train_app
+from subctx_train.config import make_config
+from subctx_train.context_nll import context_nll, run_context_nll
+from subctx_train.data import Document, Segment, write_jsonl
+from subctx_train.evaluate import (
+    contains_form,
+    detokenize,
+    read_ctxpro,
+    read_voita,
+    spread_documents,
+)
+from subctx_train.report import evaluate_condition, run_bleu, run_contrastive, run_ctxpro
+from subctx_train.train import Trainer, load_final_model
 from tests.helpers import CORPUS, write_srt
 from tests.test_training import fixture_docs
-from training.bundle_card import _budget, export_run, known_limits, record_scores, training_minutes
-from training.cli import app as train_app
-from training.config import make_config
-from training.context_nll import context_nll, run_context_nll
-from training.data import Document, Segment, write_jsonl
-from training.evaluate import contains_form, detokenize, read_ctxpro, read_voita, spread_documents
-from training.report import evaluate_condition, run_bleu, run_contrastive, run_ctxpro
-from training.train import Trainer, load_final_model
 
 
 def _write_dev(root):
@@ -117,7 +129,7 @@ def test_dev_report_without_ctranslate2_matches_the_ctranslate2_bundle(trained):
     dev = _write_dev(root / "dev-torch")
     ct2 = export_run(root / "run", root / "ct2-fp32", quantize=None, length_penalty=2.0,
                      scope="agreement")
-    code = ("import sys; sys.modules['ctranslate2'] = None; from training.cli import main; "
+    code = ("import sys; sys.modules['ctranslate2'] = None; from subctx_train.cli import main; "
             "sys.argv = ['subctx-train'] + sys.argv[1:]; main()")
     env_root = str(Path(__file__).resolve().parent.parent)
     run = [sys.executable, "-c", code]

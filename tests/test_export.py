@@ -14,8 +14,9 @@ TOKENS = SpecialTokens()
 
 @pytest.fixture(scope="module", params=[0, 16], ids=["plain-positions", "shifted-positions"])
 def pair(request, tmp_path_factory):
-    from training.export import export_bundle
-    from training.model import ModelConfig, Transformer
+    from subctx.nn.config import ModelConfig
+    from subctx.nn.transformer import Transformer
+    from subctx_train.export import export_bundle
 
     out = tmp_path_factory.mktemp(f"eq{request.param}")
     bundle = build_tiny_bundle(out, shift=request.param, eos_bias=False)

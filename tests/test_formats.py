@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from subctx.errors import InputError
 from subctx.files import output_name, select_jobs
-from subctx.subtitles import parse_subtitles, read_subtitles
+from subctx.formats import parse_subtitles, read_subtitles
 from subctx.units import plan_document, render_cues
 
 VTT = """WEBVTT - a film

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 from subctx.engine import Engine, Request
+from subctx_train.bundle_card import export_run
 from tests.helpers import CORPUS, build_tiny_bundle
-from training.bundle_card import export_run
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,12 +31,12 @@ def _docs(path: Path, copies: int, own: bool = False) -> Path:
 
 
 def _runner(tmp_path: Path, timeout: int = 600, **extra: str):
-    """`bash training/gpu_recipe.sh ARGS` with its pack and device folder under `tmp_path`."""
+    """`bash subctx_train/gpu_recipe.sh ARGS` with its pack and device folder under `tmp_path`."""
     env = {**os.environ, "PYTHON": sys.executable, "PACK": str(tmp_path / "recipe.tar.xz"),
            "RECIPE_DIR": str(tmp_path / "device"), "POLL": "1", **extra}
 
     def recipe(*args, check=True):
-        return subprocess.run(["bash", str(ROOT / "training/gpu_recipe.sh"), *args], env=env,
+        return subprocess.run(["bash", str(ROOT / "subctx_train/gpu_recipe.sh"), *args], env=env,
                               capture_output=True, text=True, check=check, timeout=timeout)
     return recipe
 
@@ -81,7 +81,7 @@ def test_ddp_under_torchrun_on_cpu(tmp_path):
     train = _docs(tmp_path / "train.jsonl", 6)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     done = subprocess.run(
-        [str(torchrun), "--nproc_per_node", "2", "-m", "training.cli", "train", str(train),
+        [str(torchrun), "--nproc_per_node", "2", "-m", "subctx_train.cli", "train", str(train),
          "--run-dir", str(tmp_path / "run"), "--preset", "tiny", "--max-steps", "6",
          "--device", "cpu", "--architecture", "concat"],
         env=env, capture_output=True, text=True, timeout=300, cwd=ROOT)
@@ -96,7 +96,7 @@ def test_ddp_under_torchrun_on_cpu(tmp_path):
 
 def _tiny_preset_bundle(out: Path) -> Path:
     """A CTranslate2 bundle of the tiny preset's shape, as if shipped after 5 updates."""
-    from training.config import make_config
+    from subctx_train.config import make_config
 
     return build_tiny_bundle(out, max_k=1, shape=make_config("tiny").shape(),
                              info={"training": {"steps": 5, "config": {"dropout": 0.0}}},
@@ -190,7 +190,7 @@ def test_rows_only_starts_the_named_rows_with_their_share_of_the_gpu(tmp_path):
 def test_unknown_command_prints_the_whole_header_and_nothing_else(tmp_path):
     """The usage text is the script's header comment, however long it grows."""
     shown = _runner(tmp_path)("no-such-command", check=False)
-    header = (ROOT / "training/gpu_recipe.sh").read_text().splitlines()[1:]
+    header = (ROOT / "subctx_train/gpu_recipe.sh").read_text().splitlines()[1:]
     header = header[:next(i for i, line in enumerate(header) if not line.startswith("#"))]
     assert shown.returncode == 2
     assert shown.stdout.splitlines() == header and "set -euo" not in shown.stdout

@@ -2,8 +2,9 @@
 
 import torch
 
-from training.context_models import ContextEncoderTransformer
-from training.model import Dropout, ModelConfig, Transformer
+from subctx.nn.config import ModelConfig
+from subctx.nn.context_encoder import ContextEncoderTransformer
+from subctx.nn.transformer import Dropout, Transformer
 
 CFG = ModelConfig(vocab_size=40, d_model=32, n_heads=4, ff_dim=64, enc_layers=2, dec_layers=2,
                   dropout=0.0)

@@ -4,9 +4,9 @@ import json
 from collections.abc import Sequence
 
 from subctx.contract import Hypothesis, Request, Translation
+from subctx.formats.srt import parse_srt_text
 from subctx.guard import GuardSettings
 from subctx.pipeline import DecodeOptions, translate_documents
-from subctx.srt import parse_srt_text
 from subctx.units import plan_document
 
 

@@ -152,8 +152,8 @@ def test_variants_are_written_by_the_model_after_the_flipped_word():
 
 
 def test_a_politeness_choice_carries_through_the_scene():
+    from subctx.formats.srt import parse_srt_text
     from subctx.review.choices import politeness
-    from subctx.srt import parse_srt_text
     from subctx.units import plan_document
     from tests.review_fixtures import FakeTranslator
 

@@ -12,10 +12,9 @@ from subctx.contract import Hypothesis, Request, Translation
 from subctx.engine import Engine
 from subctx.pipeline import DecodeOptions
 from subctx.torch_backend import TorchEngine
-from tests.helpers import CORPUS
-from training.bundle_card import export_torch_bundle
-from training.data import Document, Segment
-from training.evaluate import (
+from subctx_train.bundle_card import export_torch_bundle
+from subctx_train.data import Document, Segment
+from subctx_train.evaluate import (
     ContrastiveGroup,
     CtxproItem,
     bleu_chrf,
@@ -24,6 +23,7 @@ from training.evaluate import (
     ctxpro_accuracy,
     read_voita,
 )
+from tests.helpers import CORPUS
 
 
 class Scorer:
@@ -129,7 +129,8 @@ def _random_model(tiny_bundle, seed: int):
     """A small untrained Transformer on the tiny bundle's tokenizer: (spm file, model)."""
     import sentencepiece as spm
 
-    from training.model import ModelConfig, Transformer
+    from subctx.nn.config import ModelConfig
+    from subctx.nn.transformer import Transformer
 
     spm_file = tiny_bundle.parent / "spm.model"
     vocab = spm.SentencePieceProcessor(model_file=str(spm_file)).get_piece_size()
@@ -144,7 +145,7 @@ def _random_model(tiny_bundle, seed: int):
 
 def test_torch_beam_search_equals_ctranslate2_beam_4(tmp_path, tiny_bundle):
     """The same sentence-level weights served by both backends give the same beam-4 output."""
-    from training.export import export_bundle
+    from subctx_train.export import export_bundle
 
     spm_file, model = _random_model(tiny_bundle, 3)
     manifest = Manifest("transformer", source_spm="spm.model", target_spm="spm.model",
@@ -171,7 +172,7 @@ def test_torch_concat_with_context_equals_ctranslate2(tmp_path, tiny_bundle, shi
     it) translates and scores with context exactly as CTranslate2 does: source context
     concatenated (positions shifted per segment), previous translation forced as a prefix, a
     forced start of the current sentence."""
-    from training.export import export_bundle
+    from subctx_train.export import export_bundle
 
     spm_file, model = _random_model(tiny_bundle, 5)
     context = ContextSettings(max_k=1, default_k=1, target_side="prefix", segment_shift=shift)
@@ -216,7 +217,7 @@ def test_a_wrong_voita_folder_is_one_line_not_a_traceback(tmp_path):
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-m", "training.cli", "evaluate-contrastive",
+    done = subprocess.run([sys.executable, "-m", "subctx_train.cli", "evaluate-contrastive",
                            "--model", "assets/models/en-ru", "--voita", str(tmp_path),
                            "--tests", "deixis_dev"], capture_output=True, text=True,
                           timeout=120, cwd=Path(__file__).resolve().parent.parent)

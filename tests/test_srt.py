@@ -1,7 +1,8 @@
 import pytest
 
 from subctx.errors import InputError
-from subctx.srt import parse_timestamp, read_srt
+from subctx.formats import read_subtitles
+from subctx.formats.timing import parse_timestamp
 from tests.helpers import write_srt
 
 BASIC = """1
@@ -36,7 +37,7 @@ def test_timestamps():
     ("utf-16-le", "\n"), ("koi8-r", "\n"),
 ])
 def test_encodings_and_newlines(tmp_path, encoding, newline):
-    sub = read_srt(write_srt(tmp_path / "a.srt", BASIC, encoding, newline))
+    sub = read_subtitles(write_srt(tmp_path / "a.srt", BASIC, encoding, newline))
     assert [c.lines for c in sub.cues] == [["Привет, как дела?"], ["Хорошо."]]
     assert sub.newline == newline
     assert not sub.cues[0].timing.startswith("\ufeff")
@@ -51,24 +52,24 @@ def test_encodings_and_newlines(tmp_path, encoding, newline):
 ])
 def test_legacy_single_byte_files(tmp_path, line, encoding):
     text = ENGLISH.replace("Hello.", line)
-    sub = read_srt(write_srt(tmp_path / "a.srt", text, encoding))
+    sub = read_subtitles(write_srt(tmp_path / "a.srt", text, encoding))
     assert sub.cues[0].lines == [line]
 
 
 def test_encoding_override(tmp_path):
     path = write_srt(tmp_path / "a.srt", BASIC, "cp1251")
-    assert read_srt(path, "cp1251").cues[1].lines == ["Хорошо."]
+    assert read_subtitles(path, "cp1251").cues[1].lines == ["Хорошо."]
     with pytest.raises(InputError, match="not valid utf-8"):
-        read_srt(path, "utf-8")
+        read_subtitles(path, "utf-8")
     with pytest.raises(InputError, match="unknown encoding"):
-        read_srt(path, "no-such-codec")
+        read_subtitles(path, "no-such-codec")
 
 
 def test_missing_blank_lines_and_stray_numbers(tmp_path):
     text = ("1\n00:00:01,000 --> 00:00:02,000\nFirst line\n"
             "2\n00:00:03,000 --> 00:00:04,000\nSecond\n\n\n\n"
             "00:00:05,000 --> 00:00:06,000\nNo number\n\n7\n")
-    sub = read_srt(write_srt(tmp_path / "a.srt", text))
+    sub = read_subtitles(write_srt(tmp_path / "a.srt", text))
     assert [c.lines for c in sub.cues] == [["First line"], ["Second"], ["No number", "7"]]
     assert [c.number for c in sub.cues] == ["1", "2", None]
 
@@ -76,14 +77,14 @@ def test_missing_blank_lines_and_stray_numbers(tmp_path):
 def test_timings_and_numbers_round_trip_byte_exact(tmp_path):
     text = ("5\n00:00:01,5 --> 00:00:02,000 X1:10 X2:20\nA\n\n"
             "9\n0:00:03.000 --> 0:00:04.000\nB\n")
-    sub = read_srt(write_srt(tmp_path / "a.srt", text))
+    sub = read_subtitles(write_srt(tmp_path / "a.srt", text))
     rendered = sub.render([["X"], ["Y"]])
     assert rendered \
         == "5\n00:00:01,5 --> 00:00:02,000 X1:10 X2:20\nX\n\n9\n0:00:03.000 --> 0:00:04.000\nY\n"
 
 
 def test_crlf_output_keeps_crlf(tmp_path):
-    sub = read_srt(write_srt(tmp_path / "a.srt", ENGLISH, newline="\r\n"))
+    sub = read_subtitles(write_srt(tmp_path / "a.srt", ENGLISH, newline="\r\n"))
     rendered = sub.render([["a"], ["b"]])
     assert rendered.count("\r\n") == 7 and rendered.count("\n") == 7
 
@@ -94,7 +95,7 @@ def test_malformed_overlapping_and_empty_cues_warn_but_stay(tmp_path):
             "3\n00:00:99,000 --> 00:00:07,000\nC\n\n"
             "4\n00:00:08,000 --> 00:00:09,000\n\n"
             "5\n00:00:10,000 --> 00:00:09,000\nE\n")
-    sub = read_srt(write_srt(tmp_path / "a.srt", text))
+    sub = read_subtitles(write_srt(tmp_path / "a.srt", text))
     assert len(sub.cues) == 5
     assert sub.cues[2].start is None and sub.cues[2].end is None
     joined = " | ".join(sub.warnings)
@@ -114,10 +115,10 @@ def test_bad_files_raise_one_line_errors(tmp_path, content, message):
     path = tmp_path / "bad.srt"
     path.write_bytes(content)
     with pytest.raises(InputError, match=message) as info:
-        read_srt(path)
+        read_subtitles(path)
     assert "\n" not in str(info.value)
 
 
 def test_directory_is_not_a_file(tmp_path):
     with pytest.raises(InputError, match="directory"):
-        read_srt(tmp_path)
+        read_subtitles(tmp_path)

@@ -8,12 +8,13 @@ from subctx.bundle import ContextSettings, Manifest, load_bundle
 from subctx.cli import app
 from subctx.contract import decoding_budget
 from subctx.engine import Request, open_engine
+from subctx.nn.capsule import CapsuleTransformer
+from subctx.nn.config import ModelConfig
+from subctx.nn.context_encoder import ContextEncoderTransformer
 from subctx.torch_backend import TorchEngine
+from subctx_train.bundle_card import export_torch_bundle
+from subctx_train.tokenizer import train_tokenizer
 from tests.helpers import CORPUS, write_srt
-from training.bundle_card import export_torch_bundle
-from training.context_models import CapsuleTransformer, ContextEncoderTransformer
-from training.model import ModelConfig
-from training.tokenizer import train_tokenizer
 
 
 @pytest.fixture(scope="module", params=["context_encoder", "capsule"])

@@ -7,15 +7,15 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from subctx_train.bundle_card import _training_info
+from subctx_train.checkpoint import average_states, load_chunked, save_checkpoint, save_chunked
+from subctx_train.config import make_config
+from subctx_train.data import Document, Segment
+from subctx_train.examples import BOS, EOS, Example, batch_stream, epoch_batches, render
+from subctx_train.loss import discounted_loss
+from subctx_train.prefetch import Prefetcher
+from subctx_train.train import Trainer, init_step, share_gpu, use_bf16
 from tests.helpers import CORPUS
-from training.bundle_card import _training_info
-from training.checkpoint import average_states, load_chunked, save_checkpoint, save_chunked
-from training.config import make_config
-from training.data import Document, Segment
-from training.examples import BOS, EOS, Example, batch_stream, epoch_batches, render
-from training.loss import discounted_loss
-from training.prefetch import Prefetcher
-from training.train import Trainer, init_step, share_gpu, use_bf16
 
 
 def fixture_docs(copies: int = 8) -> list[Document]:
@@ -234,7 +234,7 @@ def test_chunks_are_packed_into_the_fewest_files(tmp_path):
 
 
 def test_collect_keeps_within_eight_files(tmp_path, monkeypatch):
-    from training import checkpoint
+    from subctx_train import checkpoint
 
     run = tmp_path / "run"
     run.mkdir()

@@ -1,4 +1,4 @@
-"""A CTranslate2 bundle read back into PyTorch weights (training.ct2_import): the inverse of
+"""A CTranslate2 bundle read back into PyTorch weights (subctx_train.ct2_import): the inverse of
 the export, so that a shipped model can be trained further."""
 
 import pytest
@@ -7,15 +7,16 @@ import torch
 from typer.testing import CliRunner
 
 from subctx.bundle import ContextSettings, Manifest
+from subctx.nn.config import ModelConfig
+from subctx.nn.transformer import Transformer
+from subctx_train.checkpoint import load_final
+from subctx_train.ct2_import import unbundle
+from subctx_train.train import initial_weights
 from tests.helpers import build_tiny_bundle
-from training.checkpoint import load_final
-from training.ct2_import import unbundle
-from training.model import ModelConfig, Transformer
-from training.train import initial_weights
 
 
 def _exported(tmp_path, shift: int, quantization: str | None):
-    from training.export import export_bundle
+    from subctx_train.export import export_bundle
 
     tiny = build_tiny_bundle(tmp_path / "tiny")
     spm_file = tiny.parent / "spm.model"
@@ -62,7 +63,7 @@ def test_int8_bundle_gives_the_dequantised_weights(tmp_path):
 
 
 def test_unbundle_cli_and_its_one_line_error(tmp_path):
-    from training.cli import app
+    from subctx_train.cli import app
 
     _, bundle = _exported(tmp_path, 0, None)
     runner = CliRunner()

@@ -1,4 +1,4 @@
-from subctx.srt import parse_srt_text
+from subctx.formats.srt import parse_srt_text
 from subctx.units import plan_document, render_cue
 from subctx.wrap import wrap_text
 

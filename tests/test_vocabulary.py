@@ -5,8 +5,8 @@ import torch
 
 from subctx.bundle import ContextSettings, Manifest
 from subctx.engine import Engine, Request
+from subctx_train.tokenizer import SUBTITLE_CHARS, train_tokenizer
 from tests.helpers import CORPUS
-from training.tokenizer import SUBTITLE_CHARS, train_tokenizer
 
 LINE = "♪ «Zoë», „naïve“ café — 1½ … it’s 42° – ok ♫ 😀 漢字"
 
@@ -30,8 +30,9 @@ def test_every_subtitle_character_is_a_piece_and_anything_else_falls_back_to_byt
 
 def test_translation_never_contains_the_unknown_mark(tmp_path):
     """A model that prefers <unk> above everything: the engine still writes none."""
-    from training.export import export_bundle
-    from training.model import ModelConfig, Transformer
+    from subctx.nn.config import ModelConfig
+    from subctx.nn.transformer import Transformer
+    from subctx_train.export import export_bundle
 
     spm_file = _tokenizer(tmp_path)
     sp = spm.SentencePieceProcessor(model_file=str(spm_file))

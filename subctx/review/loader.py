@@ -10,11 +10,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from subctx.bundle import Bundle
 from subctx.engine import open_engine
 from subctx.errors import InputError
+from subctx.formats import read_subtitles
 from subctx.markup import split_tags
 from subctx.pipeline import DecodeOptions, translate_documents
 from subctx.review.choices import ambiguous_words
 from subctx.review.session import ReviewSession
-from subctx.subtitles import read_subtitles
 from subctx.units import plan_document
 
 

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from subctx.contract import Request, Translation, Translator
+from subctx.formats import SubtitleFile
 from subctx.layout import piece_words
 from subctx.pipeline import DecodeOptions, build_request, document_contexts
 from subctx.review.choices import (
@@ -20,7 +21,6 @@ from subctx.review.choices import (
     forced_variants,
     politeness,
 )
-from subctx.subtitles import SubtitleFile
 from subctx.textio import atomic_write_text
 from subctx.units import DocumentPlan, render_cues
 from subctx.wrap import DEFAULT_MAX_LINES, DEFAULT_WIDTH

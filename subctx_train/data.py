@@ -1,7 +1,7 @@
 """Documents of parallel segments: the document-JSONL reader and the pair filters.
 
 Other corpus formats (OPUS XML, Moses + ids, aligned .srt pairs, plain text) live in
-training/corpora.py and produce the same `Document`s.
+subctx_train/corpora.py and produce the same `Document`s.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 # Side-by-side comparison of every architecture on the same data and the same budget:
 # baseline, concatenation (plain, +CD, +CD+shift), context encoder, capsule network.
 #
-#   bash training/compare.sh ../shared/data/en-ru runs/cmp 600 cpu-small
-#   INIT=runs/base PARALLEL=2 bash training/compare.sh ../shared/data/en-ru runs/cmp 1500
+#   bash subctx_train/compare.sh ../shared/data/en-ru runs/cmp 600 cpu-small
+#   INIT=runs/base PARALLEL=2 bash subctx_train/compare.sh ../shared/data/en-ru runs/cmp 1500
 #
 # Each model trains for STEPS updates of the preset's token batches (resumes if stopped), is
 # exported to a bundle, and gets the dev report (with --context 0 and, for context models, the
@@ -39,7 +39,7 @@ START=()
 MAX_STEPS=$STEPS
 if [[ -n "${INIT:-}" ]]; then
   # the init run's step count: fine-tuning goes on from there (see `train --max-steps`)
-  BASE_STEP=$(python3 -c "import sys; from training.train import init_step; print(init_step(sys.argv[1]))" "$INIT")
+  BASE_STEP=$(python3 -c "import sys; from subctx_train.train import init_step; print(init_step(sys.argv[1]))" "$INIT")
   START=(--init-from "$INIT")
   MAX_STEPS=$(( BASE_STEP + STEPS ))
 fi

@@ -15,8 +15,8 @@ import sentencepiece as spm
 import torch
 
 from subctx.layout import piece_words
-from training.context_models import ContextEncoderTransformer
-from training.examples import EOS, Example, collate, render_separate
+from subctx.nn.context_encoder import ContextEncoderTransformer
+from subctx_train.examples import EOS, Example, collate, render_separate
 
 PRONOUNS = {"it", "he", "she", "they", "you", "him", "her", "them", "its", "his", "their"}
 

@@ -1,5 +1,5 @@
 """A pre-norm Transformer for translation, laid out so that it maps 1:1 onto CTranslate2's
-TransformerSpec (see training/export.py).
+TransformerSpec (see subctx_train/export.py).
 
 The concatenation model of Lupo et al. 2022 is this same network fed concatenated context
 (subctx.layout); its only architectural twist, segment-shifted encoder positions, enters through
@@ -9,22 +9,13 @@ the optional `src_positions` argument.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from training.config import ModelShape
-
-
-@dataclass(kw_only=True)
-class ModelConfig(ModelShape):
-    vocab_size: int
-    pad_id: int = 0
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+from subctx.nn.config import ModelConfig
 
 
 def sinusoidal_table(length: int, dim: int) -> Tensor:
@@ -211,8 +202,10 @@ class Transformer(nn.Module):
         x = self.embed(ids) * math.sqrt(self.cfg.d_model) + self.positions[positions]
         return self.dropout(x)
 
-    def encode(self, src: Tensor, src_positions: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        """src: (B, S) ids; returns memory (B, S, D) and the key mask (B, 1, 1, S)."""
+    def encode(self, src: Tensor, src_positions: Tensor | None = None, ctx: Tensor | None = None,
+               ctx_dist: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        """src: (B, S) ids; returns memory (B, S, D) and the key mask (B, 1, 1, S). Context
+        reaches this model concatenated to `src` (`ctx`, `ctx_dist`: multi-encoder models')."""
         mask = (src != self.cfg.pad_id)[:, None, None, :]
         x = self._embed(src, src_positions)
         for layer in self.encoder:

@@ -1,4 +1,4 @@
-"""WebVTT (.vtt) parsing (subctx.subtitles writes it back byte for byte).
+"""WebVTT (.vtt) parsing (SubtitleFile.render writes it back byte for byte).
 
 The header, NOTE, STYLE and REGION blocks, cue identifiers and timing lines with their cue
 settings (`align:start position:10%`) are verbatim; a cue's text lines are its slot. Voice tags
@@ -10,21 +10,11 @@ from __future__ import annotations
 import re
 
 from subctx.errors import InputError
-from subctx.subtitles import Cue, SubtitleFile, file_lines
+from subctx.formats.base import Cue, Format, SubtitleFile, file_lines
+from subctx.formats.timing import parse_vtt_timestamp
 
 _HEADER = re.compile(r"^\ufeff?WEBVTT(?:[ \t].*)?$")
 _TIMING = re.compile(r"^\s*(?P<start>\S+)\s+-->\s+(?P<end>\S+)(?P<settings>.*)$")
-_STAMP = re.compile(r"^(?:(\d+):)?([0-5]\d):([0-5]\d)\.(\d{3})$")
-
-
-def parse_vtt_timestamp(value: str) -> float | None:
-    """'01:02.345' or '1:01:02.345' -> seconds; None when it is not a WebVTT timestamp."""
-    match = _STAMP.match(value.strip())
-    if not match:
-        return None
-    hours, minutes, seconds, millis = match.groups()
-    return round(int(hours or 0) * 3600 + int(minutes) * 60 + int(seconds)
-                 + int(millis) / 1000, 3)
 
 
 def _blocks(lines: list[str]) -> list[list[int]]:
@@ -84,3 +74,7 @@ def parse_vtt_text(text: str, encoding: str = "utf-8") -> SubtitleFile:
     template.append("".join(raw_lines[done:]))
     return SubtitleFile(cues, encoding, newline, warnings, "vtt",
                         [p for p in template if p != ""])
+
+
+VTT = Format("vtt", (".vtt",), sniff=lambda head: head.startswith("WEBVTT"),
+             parse=parse_vtt_text)

@@ -1,6 +1,6 @@
-"""Subtitle files of every format as one list of timed cues, written back byte for byte.
+"""What every subtitle format becomes: one list of timed cues, written back byte for byte.
 
-A reader (subctx.srt, subctx.vtt, subctx.ass) turns a file into `Cue`s (text lines and timing,
+A reader (subctx.formats.srt, .vtt, .ass) turns a file into `Cue`s (text lines and timing,
 what the context rule, the engine and the review need) and a *template*: the file cut into
 verbatim text and one slot per cue's text. Writing fills each slot with a cue's new lines, so
 everything that is not translated text (numbering, timing lines and cue settings, headers,
@@ -11,14 +11,10 @@ unchanged gets back its original text, so a file written without translation is 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from subctx.errors import InputError
-from subctx.textio import decode_text
-
-MAX_FILE_BYTES = 50 * 1024 * 1024
-FORMATS = {".srt": "srt", ".vtt": "vtt", ".ass": "ass", ".ssa": "ass"}
 
 
 @dataclass
@@ -69,50 +65,6 @@ class SubtitleFile:
         return "".join(out)
 
 
-def detect_format(path: Path, text: str) -> str:
-    """The format by extension, or by content for an unknown extension."""
-    by_name = FORMATS.get(Path(path).suffix.lower())
-    if by_name:
-        return by_name
-    head = text.lstrip("\ufeff").lstrip()[:200]
-    if head.startswith("WEBVTT"):
-        return "vtt"
-    if head.lower().startswith("[script info]"):
-        return "ass"
-    return "srt"
-
-
-def parse_subtitles(text: str, fmt: str, encoding: str = "utf-8") -> SubtitleFile:
-    if fmt == "vtt":
-        from subctx.vtt import parse_vtt_text
-
-        return parse_vtt_text(text, encoding)
-    if fmt == "ass":
-        from subctx.ass import parse_ass_text
-
-        return parse_ass_text(text, encoding)
-    from subctx.srt import parse_srt_text
-
-    return parse_srt_text(text, encoding)
-
-
-def read_subtitles(path: Path, encoding: str | None = None) -> SubtitleFile:
-    """Read and parse a subtitle file (.srt, .vtt, .ass/.ssa), detecting its encoding unless
-    `encoding` is given. Raises InputError with a one-line reason."""
-    path = Path(path)
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise InputError(f"file is {size // 2**20} MiB; not a subtitle file")
-        data = path.read_bytes()
-    except IsADirectoryError:
-        raise InputError("is a directory") from None
-    except OSError as err:
-        raise InputError(err.strerror or str(err)) from None
-    text, used = decode_text(data, encoding)
-    return parse_subtitles(text, detect_format(path, text), used)
-
-
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\n|\r)|[^\r\n]+$")
 
 
@@ -133,3 +85,14 @@ def file_lines(text: str) -> tuple[str, list[str], list[str]]:
         raise InputError("empty file")
     raw_lines = split_lines(text)
     return ("\r\n" if "\r\n" in text else "\n"), raw_lines, [strip_ending(x) for x in raw_lines]
+
+
+@dataclass(frozen=True)
+class Format:
+    """One subtitle format: its name, the file extensions it owns, how to recognise its text
+    under another extension, and its reader (writing is SubtitleFile.render, for all)."""
+
+    name: str
+    extensions: tuple[str, ...]
+    sniff: Callable[[str], bool]  # the start of a file's text -> whether it is this format
+    parse: Callable[[str, str], SubtitleFile]  # (text, encoding) -> the parsed file

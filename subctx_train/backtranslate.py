@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from training.data import Document, read_jsonl, write_jsonl
+from subctx_train.data import Document, read_jsonl, write_jsonl
 
 SIDES = {"back": ("tgt", "src"), "own": ("src", "mt")}  # mode -> (read side, written side)
 

@@ -71,9 +71,9 @@ def train(
     """Train (or resume) a model; writes checkpoints, metrics.jsonl and training.png."""
     import torch
 
-    from training.config import make_config
-    from training.data import read_documents
-    from training.train import Trainer, keep_freed_memory
+    from subctx_train.config import make_config
+    from subctx_train.data import read_documents
+    from subctx_train.train import Trainer, keep_freed_memory
 
     keep_freed_memory()
     if threads:
@@ -112,8 +112,8 @@ def _translate_corpora(inputs: list[Path], model: Path, out: Path, mode: str, be
     )
 
     from subctx.contract import Request
-    from training.backtranslate import plan_jobs, translate_corpus
-    from training.data import jsonl_files
+    from subctx_train.backtranslate import plan_jobs, translate_corpus
+    from subctx_train.data import jsonl_files
 
     files = jsonl_files(inputs)
     engine = _engine(model, device, threads)
@@ -177,7 +177,7 @@ def collect(
 ) -> None:
     """The final weights of a run in few small files (<= 16 MiB each) with its config,
     tokenizer and metrics: what a GPU machine sends back. `export` reads the folder."""
-    from training.checkpoint import collect_run
+    from subctx_train.checkpoint import collect_run
 
     files = collect_run(run_dir, out, dtype)
     for file in files:
@@ -191,7 +191,7 @@ def unbundle(
 ) -> None:
     """A shipped bundle's weights (int8 dequantised) as a run folder that `train --init-from`
     starts from: to train the embedded model further where only the bundle travels."""
-    from training.ct2_import import unbundle as read_bundle
+    from subctx_train.ct2_import import unbundle as read_bundle
 
     path = read_bundle(bundle, out)
     typer.echo(f"run folder written: {path}")
@@ -222,8 +222,8 @@ def tokenizer(
 ) -> None:
     """Train one shared SentencePiece model (byte fallback, subtitle characters) for several
     runs, e.g. the Russian-to-English back-translation model and the English-to-Russian ones."""
-    from training.data import filter_documents, read_documents
-    from training.tokenizer import tokenizer_sentences, train_tokenizer
+    from subctx_train.data import filter_documents, read_documents
+    from subctx_train.tokenizer import tokenizer_sentences, train_tokenizer
 
     docs, _ = filter_documents(read_documents(data))
     sample = tokenizer_sentences(docs, read_documents(mono or []), sentences)
@@ -244,8 +244,8 @@ def convert(
         help="Line-aligned SRC TGT text (empty line = new document).")] = None,
 ) -> None:
     """Turn OPUS, .srt pairs or plain text into the document JSONL that `train` reads."""
-    from training import corpora
-    from training.data import write_jsonl
+    from subctx_train import corpora
+    from subctx_train.data import write_jsonl
 
     docs = []
     if opus_xml:
@@ -271,9 +271,9 @@ def finalize(
     """(Re)choose a run's final weights: last checkpoint or an average, by dev NLL."""
     import json
 
-    from training.config import TrainConfig
-    from training.data import read_documents
-    from training.train import Trainer, plot_metrics
+    from subctx_train.config import TrainConfig
+    from subctx_train.data import read_documents
+    from subctx_train.train import Trainer, plot_metrics
 
     cfg = TrainConfig.from_dict(json.loads((run_dir / "config.json").read_text())["train"])
     trainer = Trainer(cfg, run_dir, [], read_documents(dev), device="cpu", quiet=True)
@@ -307,7 +307,7 @@ def export(
 ) -> None:
     """Export to a subctx bundle: CTranslate2 model, SentencePiece, manifest, model card."""
     from subctx.bundle import SCOPES
-    from training.bundle_card import export_run
+    from subctx_train.bundle_card import export_run
 
     if backend not in (None, "torch", "ctranslate2"):
         raise typer.BadParameter("--backend is torch or ctranslate2")
@@ -347,7 +347,7 @@ def evaluate(
     ] = None,
 ) -> None:
     """BLEU and chrF of documents translated in order, as the app does."""
-    from training.report import run_bleu, show_table
+    from subctx_train.report import run_bleu, show_table
 
     engine = _engine(model, device, threads)
     rows = run_bleu(engine, data, context, max_gap, beam, hypotheses=hypotheses)
@@ -366,7 +366,7 @@ def evaluate_contrastive(
     json_file: Annotated[Path | None, typer.Option("--json")] = None,
 ) -> None:
     """Accuracy on Voita et al. 2019 contrastive sets, overall and by ctx_dist."""
-    from training.report import run_contrastive, show_table
+    from subctx_train.report import run_contrastive, show_table
 
     engine = _engine(model, device, threads)
     rows = run_contrastive(engine, voita, tests, context)
@@ -384,9 +384,9 @@ def context_nll_command(
 ) -> None:
     """Teacher-forced dev NLL of the current sentence with no, the gold and the model's own
     previous translation (what training on gold context leaves unlearnt)."""
-    from training.context_nll import run_context_nll
-    from training.data import read_documents
-    from training.report import show_table
+    from subctx_train.context_nll import run_context_nll
+    from subctx_train.data import read_documents
+    from subctx_train.report import show_table
 
     docs = read_documents(data)
     rows = []
@@ -414,7 +414,7 @@ def evaluate_ctxpro(
     json_file: Annotated[Path | None, typer.Option("--json")] = None,
 ) -> None:
     """ctxpro accuracy per rule: the expected word form in the translated sentence."""
-    from training.report import run_ctxpro, show_table
+    from subctx_train.report import run_ctxpro, show_table
 
     engine = _engine(model, device, threads)
     rows = run_ctxpro(engine, data, limit or None, context, beam)
@@ -432,11 +432,11 @@ def analyze_attention(
     """Attention to context per word, by length and by position; one pronoun heatmap."""
     import sentencepiece as spm
 
-    from training import attention
-    from training.context_models import ContextEncoderTransformer
-    from training.data import read_documents
-    from training.examples import tokenize_documents
-    from training.train import load_final_model
+    from subctx.nn.context_encoder import ContextEncoderTransformer
+    from subctx_train import attention
+    from subctx_train.data import read_documents
+    from subctx_train.examples import tokenize_documents
+    from subctx_train.train import load_final_model
 
     model, cfg = load_final_model(run_dir)
     if not isinstance(model, ContextEncoderTransformer):
@@ -475,7 +475,7 @@ def dev_report(
         help="cpu (the app's speed), cuda or auto: where the models run.")] = "cpu",
 ) -> None:
     """The dev table for one or more bundles, with context and with --context 0."""
-    from training.report import full_dev_report, show_dev_table
+    from subctx_train.report import full_dev_report, show_dev_table
 
     report = full_dev_report(models, dev_root, ctxpro_limit, beam, threads, record,
                              random_control, bleu_limit, device)
@@ -493,7 +493,7 @@ def dev_table(
     """One dev table from several dev-report runs (e.g. models evaluated as they finished)."""
     import json
 
-    from training.report import dev_table_markdown, show_dev_table
+    from subctx_train.report import dev_table_markdown, show_dev_table
 
     merged: dict = {"models": {}}
     for path in reports:

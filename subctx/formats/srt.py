@@ -1,4 +1,4 @@
-"""SubRip (.srt) parsing that tolerates real-world files (subctx.subtitles writes them back).
+"""SubRip (.srt) parsing that tolerates real-world files (SubtitleFile.render writes them back).
 
 Everything but the cues' text lines is kept verbatim, so the output's numbering and timings are
 byte-identical to the input's; the parsed seconds are used only for the context rule.
@@ -7,28 +7,13 @@ byte-identical to the input's; the parsed seconds are used only for the context 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from subctx.errors import InputError
-from subctx.subtitles import Cue, SubtitleFile, file_lines, read_subtitles
-
-__all__ = ["Cue", "SubtitleFile", "parse_srt_text", "parse_timestamp", "read_srt"]
+from subctx.formats.base import Cue, Format, SubtitleFile, file_lines
+from subctx.formats.timing import parse_timestamp
 
 _TIMING_LINE = re.compile(r"^\s*(?P<start>[^\s-][^>]*?)\s*-+>\s*(?P<end>\S+)(?P<rest>.*)$")
-_TIMESTAMP = re.compile(r"^(\d{1,3}):(\d{1,2}):(\d{1,2})(?:[,.:](\d{1,3}))?$")
 _NUMBER = re.compile(r"^\s*\d+\s*$")
-
-
-def parse_timestamp(value: str) -> float | None:
-    """'00:01:02,345' -> 62.345 seconds; None when it is not a timestamp."""
-    match = _TIMESTAMP.match(value.strip())
-    if not match:
-        return None
-    hours, minutes, seconds, millis = match.groups()
-    if int(minutes) > 59 or int(seconds) > 59:
-        return None
-    fraction = int(millis.ljust(3, "0")) if millis else 0
-    return round(int(hours) * 3600 + int(minutes) * 60 + int(seconds) + fraction / 1000, 3)
 
 
 def _is_timing(line: str) -> bool:
@@ -98,7 +83,5 @@ def parse_srt_text(text: str, encoding: str = "utf-8") -> SubtitleFile:
                         [p for p in template if p != ""])
 
 
-def read_srt(path: Path, encoding: str | None = None) -> SubtitleFile:
-    """Read and parse a subtitle file (any supported format; the name is historical)."""
-    return read_subtitles(path, encoding)
-
+SRT = Format("srt", (".srt",), sniff=lambda head: False,  # the fallback: never claimed by sniffing
+             parse=parse_srt_text)

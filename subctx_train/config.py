@@ -4,24 +4,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 
-from subctx.contract import BACKENDS
-
-ARCHITECTURES = tuple(BACKENDS)  # transformer, concat, context_encoder, capsule
-
-
-@dataclass(kw_only=True)
-class ModelShape:
-    """The network's size: part of the training configuration and of the model's own config."""
-    d_model: int = 256
-    n_heads: int = 4
-    ff_dim: int = 1024
-    enc_layers: int = 3
-    dec_layers: int = 3
-    dropout: float = 0.1
-    max_positions: int = 1024
-
-    def shape(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(ModelShape)}
+from subctx.nn import architecture
+from subctx.nn.config import ModelShape
 
 
 @dataclass
@@ -44,7 +28,7 @@ class TrainConfig(ModelShape):
     own_context: float = 0.0
     noisy_context: float = 0.0
     # data: expected copies per epoch of a corpus (doc id prefix) or domain; 'synthetic'
-    # scales back-translated documents (see training.data.weight_of)
+    # scales back-translated documents (see subctx_train.data.weight_of)
     corpus_weights: dict[str, float] = field(default_factory=dict)
     # optimisation
     max_tokens: int = 4096
@@ -64,14 +48,12 @@ class TrainConfig(ModelShape):
     compile: bool = False  # torch.compile the training step (about 1.2x on CPU, after ~2 min)
 
     def validate(self) -> None:
-        if self.architecture not in ARCHITECTURES:
-            raise ValueError(f"unknown architecture {self.architecture!r}")
-        if self.architecture == "transformer":
-            self.max_k, self.k_probs, self.segment_shift = 0, [1.0], 0
-        if self.architecture == "context_encoder":  # the previous sentence, or none after a gap
-            self.max_k, self.segment_shift = 1, 0
-            self.k_probs = self.k_probs if len(self.k_probs) == 2 else [0.2, 0.8]
-        if self.architecture == "capsule":  # up to 3 previous sentences (Yang et al.)
+        arch = architecture(self.architecture)  # its limits (subctx.nn.ARCHITECTURES)
+        if arch.max_k is not None:
+            self.max_k = arch.max_k
+            if len(self.k_probs) != self.max_k + 1:
+                self.k_probs = list(arch.k_probs)
+        if not arch.segment_shift:
             self.segment_shift = 0
         if self.direction not in ("en-ru", "ru-en"):
             raise ValueError("direction is 'en-ru' or 'ru-en'")

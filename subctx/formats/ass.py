@@ -1,5 +1,5 @@
-"""Advanced SubStation Alpha (.ass, and .ssa) parsing (subctx.subtitles writes it back byte for
-byte).
+"""Advanced SubStation Alpha (.ass, and .ssa) parsing (SubtitleFile.render writes it back byte
+for byte).
 
 Only the Text field of `Dialogue:` events in [Events] is translated; [Script Info], styles, every
 other event field, `Comment:` events and everything else are verbatim. A cue's lines are its
@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 
 from subctx.errors import InputError
-from subctx.srt import parse_timestamp
-from subctx.subtitles import Cue, SubtitleFile, file_lines
+from subctx.formats.base import Cue, Format, SubtitleFile, file_lines
+from subctx.formats.timing import parse_timestamp
 
 _SECTION = re.compile(r"^\s*\[(?P<name>[^\]]+)\]\s*$")
 _FORMAT = re.compile(r"^\s*Format\s*:\s*(?P<fields>.*)$", re.IGNORECASE)
@@ -77,3 +77,7 @@ def parse_ass_text(text: str, encoding: str = "utf-8") -> SubtitleFile:
     template.append(text[done:])
     return SubtitleFile(cues, encoding, newline, warnings, "ass",
                         [p for p in template if p != ""], line_break="\\N")
+
+
+ASS = Format("ass", (".ass", ".ssa"), sniff=lambda head: head.lower().startswith("[script info]"),
+             parse=parse_ass_text)

@@ -1,4 +1,4 @@
-"""A CTranslate2 bundle read back into PyTorch weights: the inverse of training.export.
+"""A CTranslate2 bundle read back into PyTorch weights: the inverse of subctx_train.export.
 
 So that a shipped model can be trained further (e.g. fine-tuned on a GPU machine, which has
 neither ctranslate2 nor room to carry float weights beside the bundle): `unbundle` writes a
@@ -20,14 +20,16 @@ import torch
 
 from subctx.bundle import load_bundle
 from subctx.errors import BundleError
-from training.checkpoint import save_chunked
-from training.model import ModelConfig
+from subctx.nn import ARCHITECTURES
+from subctx.nn.config import ModelConfig
+from subctx_train.checkpoint import save_chunked
 
 # the order of CTranslate2's DataType enum (include/ctranslate2/types.h)
 _DTYPES = ("float32", "int8", "int16", "int32", "float16", "bfloat16")
 _NUMPY = {"float32": np.float32, "int8": np.int8, "int16": np.int16, "int32": np.int32,
           "float16": np.float16, "bfloat16": np.uint16}
-SUPPORTED_ARCHITECTURES = ("transformer", "concat")
+SUPPORTED_ARCHITECTURES = tuple(name for name, a in ARCHITECTURES.items()
+                                if a.backend == "ctranslate2")
 
 
 class _Reader:
@@ -118,8 +120,8 @@ def _ffn(state: dict, layer: str, v: dict, spec: str) -> None:
 
 
 def transformer_state(v: dict[str, np.ndarray], cfg: ModelConfig) -> dict[str, torch.Tensor]:
-    """training.model.Transformer weights from CTranslate2 TransformerSpec variables (as
-    training.export.build_spec lays them out: one shared embedding, pre-norm). The decoder's
+    """subctx_train.model.Transformer weights from CTranslate2 TransformerSpec variables (as
+    subctx_train.export.build_spec lays them out: one shared embedding, pre-norm). The decoder's
     copy of the embedding is the unscaled one (a segment-shifted encoder's is pre-scaled)."""
     state: dict[str, np.ndarray] = {"embed.weight": v["decoder/embeddings/weight"]}
     _norm(state, "encoder_norm", v, "encoder/layer_norm")

@@ -16,7 +16,7 @@ import torch
 from ctranslate2.specs import common_spec, transformer_spec
 
 from subctx.bundle import Manifest, write_manifest
-from training.model import DecoderLayer, EncoderLayer, MultiHeadAttention, Transformer
+from subctx.nn.transformer import DecoderLayer, EncoderLayer, MultiHeadAttention, Transformer
 
 
 def _np(t: torch.Tensor) -> np.ndarray:

@@ -10,11 +10,12 @@ from pathlib import Path
 import torch
 
 from subctx.bundle import SCOPE_WORDS, ContextSettings, Manifest, load_bundle, write_manifest
-from subctx.contract import BACKENDS
-from training.checkpoint import load_model_state, read_meta, save_chunked
-from training.config import TrainConfig
-from training.model import ModelConfig, Transformer
-from training.train import build_model, load_final_model
+from subctx.nn import architecture
+from subctx.nn.config import ModelConfig
+from subctx.nn.transformer import Transformer
+from subctx_train.checkpoint import load_model_state, read_meta, save_chunked
+from subctx_train.config import TrainConfig
+from subctx_train.train import build_model, load_final_model
 
 
 def _load(source: Path) -> tuple[Transformer, TrainConfig, Path, dict]:
@@ -66,7 +67,7 @@ def _init_from(run_dir: Path) -> str | None:
 
 def _pretraining(run_dir: Path) -> list[dict]:
     """The runs this one started from (`--init-from`, followed back), earliest first."""
-    from training.train import init_run_dir
+    from subctx_train.train import init_run_dir
 
     stages, seen = [], {run_dir.resolve()}
     init_from = _init_from(run_dir)
@@ -104,11 +105,12 @@ def export_run(source: Path, out: Path, quantize: str | None = None, max_gap: fl
                                                     else "cpu")
     info["data"] = run_config.get("data")
     info["quantization"] = quantize or "float32"
-    backend = backend or BACKENDS[cfg.architecture]
-    if BACKENDS[cfg.architecture] == "torch" and backend != "torch":
+    arch = architecture(cfg.architecture)
+    backend = backend or arch.backend
+    if arch.backend == "torch" and backend != "torch":
         raise ValueError(f"CTranslate2 cannot run the {cfg.architecture} architecture")
     torch_backend = backend == "torch"
-    multi_encoder = BACKENDS[cfg.architecture] == "torch"  # reads its context apart
+    multi_encoder = arch.separate_context  # reads its context apart
     source_lang, target_lang = cfg.languages
     manifest = Manifest(
         architecture=cfg.architecture, backend="torch" if torch_backend else "ctranslate2",
@@ -124,7 +126,7 @@ def export_run(source: Path, out: Path, quantize: str | None = None, max_gap: fl
         info["quantization"] = "float32"
         path = export_torch_bundle(model, run_dir / "spm.model", manifest, out)
     else:
-        from training.export import export_bundle  # needs ctranslate2; torch bundles do not
+        from subctx_train.export import export_bundle  # needs ctranslate2; torch bundles do not
 
         path = export_bundle(model, run_dir / "spm.model", manifest, out, quantization=quantize)
     (path / "README.md").write_text(model_card(load_bundle(path).manifest), encoding="utf-8")
@@ -214,18 +216,11 @@ def model_card(manifest: Manifest) -> str:
     t = manifest.info.get("training", {})
     cfg = t.get("config", {})
     ctx = manifest.context
-    arch = {"concat": "concatenation model (Lupo et al. 2022): context sentences concatenated "
-                      f"on both sides, context-discounted loss (CD = {cfg.get('cd_weight')}), "
-                      + (f"segment-shifted encoder positions (shift {ctx.segment_shift}; the "
-                         "paper also shifts the decoder's, which CTranslate2 cannot)"
-                         if ctx.segment_shift else "plain encoder positions"),
-            "transformer": "sentence-level Transformer (no context)",
-            "context_encoder": "context-aware encoder (Voita et al. 2018): shared first N-1 "
-                               "encoder layers, gated attention to the previous sentence; "
-                               "served with PyTorch",
-            "capsule": "query-guided capsule network (Yang et al. 2019) over up to 3 previous "
-                       "sentences; served with PyTorch"}.get(
-        manifest.architecture, manifest.architecture)
+    positions = (f"segment-shifted encoder positions (shift {ctx.segment_shift}; the paper "
+                 "also shifts the decoder's, which CTranslate2 cannot)" if ctx.segment_shift
+                 else "plain encoder positions")
+    arch = architecture(manifest.architecture).card.format(cd_weight=cfg.get("cd_weight"),
+                                                           positions=positions)
     lines = [
         f"# subctx model: {manifest.source_lang}→{manifest.target_lang}, {manifest.architecture}",
         "",

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # One training run on a lent GPU machine (the `device` tool), or the same on this CPU (--cpu).
 #
-# here:     bash training/gpu_recipe.sh pack --train T... [--bt B...] --dev D... [--spm M]
+# here:     bash subctx_train/gpu_recipe.sh pack --train T... [--bt B...] --dev D... [--spm M]
 #             [--devroot shared/data/en-ru/dev] (for `report`)
 #             -> .device/recipe.tar.xz (xz; the device tool carries at most 64 MiB)
-# device:   bash training/gpu_recipe.sh start [--cpu] [--minutes M] [-- TRAIN OPTIONS]
+# device:   bash subctx_train/gpu_recipe.sh start [--cpu] [--minutes M] [-- TRAIN OPTIONS]
 #             unpacks the carried data, trains in the background (setsid) with a wall-clock
 #             budget; checkpoints and dev NLL land in $RECIPE_DIR/run (default /tmp/recipe)
-#           bash training/gpu_recipe.sh wait [--seconds S]
+#           bash subctx_train/gpu_recipe.sh wait [--seconds S]
 #             prints the log tail every minute for up to S seconds (default 540); exit 0 once
 #             training has finished, 3 while it is still running
-#           bash training/gpu_recipe.sh collect [--name NAME] OUT
+#           bash subctx_train/gpu_recipe.sh collect [--name NAME] OUT
 #             the final weights in bf16, in <= 16 MiB safetensors files, with config, tokenizer,
 #             metrics and the training curve (at most 8 files); --name: one of the `rows` runs
 # here:     subctx-train export OUT --out BUNDLE --quantize int8
@@ -19,9 +19,9 @@
 # --seconds 540), more `wait` calls while the budget lasts, then `collect $OUT`.
 #
 # Several runs side by side on the one GPU (the comparison of the papers' systems):
-# device:   bash training/gpu_recipe.sh start --name NAME [--no-bt] [--minutes M] [-- OPTS]
+# device:   bash subctx_train/gpu_recipe.sh start --name NAME [--no-bt] [--minutes M] [-- OPTS]
 #             one run per name, in $RECIPE_DIR/runs/NAME, all in the background at once
-#           bash training/gpu_recipe.sh rows [--cpu] [--steps N] [--minutes M] [--preset P]
+#           bash subctx_train/gpu_recipe.sh rows [--cpu] [--steps N] [--minutes M] [--preset P]
 #             [--from-embedded]  (every row fine-tunes the shipped model for N updates)
 #             [--only NAME,NAME]  (just these rows; the GPU memory is shared among them)
 #             starts the six rows of docs/comparison (same data, tokenizer and updates), a
@@ -29,8 +29,8 @@
 #             for), the back-translation / own-context ablations of docs/recipe.md and, when the
 #             pack has own translations (`mt`), the shipped model fine-tuned on its own context
 #             for as many updates (embedded-own; `collect --name embedded-own OUT` brings it back)
-#           bash training/gpu_recipe.sh wait [--seconds S]     (waits for every run)
-#           bash training/gpu_recipe.sh report OUT [--bleu-limit N]
+#           bash subctx_train/gpu_recipe.sh wait [--seconds S]     (waits for every run)
+#           bash subctx_train/gpu_recipe.sh report OUT [--bleu-limit N]
 #             exports each finished run as a PyTorch bundle, runs dev-report on the GPU for
 #             all of them (real, no and random context) and the attention analysis of the
 #             context-aware encoder: OUT gets dev_report.json, metrics.json, attention/
@@ -115,7 +115,7 @@ start() {
     fi
     rm -f "$done"
     [ "$cpu" = 1 ] && device=cpu
-    local cmd=("$PY" -m training.cli train "$data/train")
+    local cmd=("$PY" -m subctx_train.cli train "$data/train")
     [ "$bt" = 1 ] && [ -n "$(ls -A "$data/bt" 2>/dev/null)" ] && cmd+=("$data/bt")
     for f in "$data"/dev/*.jsonl; do [ -e "$f" ] && cmd+=(--dev "$f"); done
     [ -f "$data/spm.model" ] && cmd+=(--spm "$data/spm.model")
@@ -148,9 +148,9 @@ rows() {
     # the shipped model's weights (from the bundle in the working tree: nothing to carry);
     # a run started from them goes on from its step count
     local init="$RECIPE_DIR/embedded" start_step=0 from=()
-    "$PY" -m training.cli unbundle "$EMBEDDED" --out "$init" > /dev/null
+    "$PY" -m subctx_train.cli unbundle "$EMBEDDED" --out "$init" > /dev/null
     local embedded_step
-    embedded_step=$("$PY" -c 'import sys; from training.train import init_step; print(init_step(sys.argv[1]))' \
+    embedded_step=$("$PY" -c 'import sys; from subctx_train.train import init_step; print(init_step(sys.argv[1]))' \
         "$init")
     if [ "$from_embedded" = 1 ]; then  # every row fine-tunes the one GPU-trained model
         from=(--init-from "$init"); start_step=$embedded_step
@@ -257,7 +257,7 @@ collect() {
     fi
     local out=${1:?collect [--name NAME] OUT}
     [ -f "$done" ] || die "collect: training has not finished"
-    "$PY" -m training.cli collect "$run" --out "$out"
+    "$PY" -m subctx_train.cli collect "$run" --out "$out"
 }
 
 report() {
@@ -269,17 +269,17 @@ report() {
     for run in "$RECIPE_DIR"/runs/*/; do
         run=${run%/}; name=$(basename "$run")
         [ -f "$run/final.safetensors" ] || { echo "report: $name has no final weights"; continue; }
-        "$PY" -m training.cli export "$run" --out "$RECIPE_DIR/bundles/$name" --backend torch
+        "$PY" -m subctx_train.cli export "$run" --out "$RECIPE_DIR/bundles/$name" --backend torch
         bundles+=("$name")
     done
     [ ${#bundles[@]} -gt 0 ] || die "report: no finished run"
     for name in "${bundles[@]}"; do  # side by side, one process per model
-        "$PY" -m training.cli dev-report "$RECIPE_DIR/bundles/$name" --device "$device" \
+        "$PY" -m subctx_train.cli dev-report "$RECIPE_DIR/bundles/$name" --device "$device" \
             --dev-root "$RECIPE_DIR/data/devroot" --random-control "$@" \
             --json "$RECIPE_DIR/reports/$name.json" > "$RECIPE_DIR/reports/$name.log" 2>&1 &
     done
     wait
-    "$PY" -m training.cli dev-table "$RECIPE_DIR"/reports/*.json --json "$out/dev_report.json"
+    "$PY" -m subctx_train.cli dev-table "$RECIPE_DIR"/reports/*.json --json "$out/dev_report.json"
     "$PY" - "$RECIPE_DIR/runs" "$out/metrics.json" <<'PY'
 import json, sys
 from pathlib import Path
@@ -289,7 +289,7 @@ metrics = {p.parent.name: [json.loads(line) for line in p.read_text().splitlines
 Path(sys.argv[2]).write_text(json.dumps(metrics))
 PY
     if [ -f "$RECIPE_DIR/runs/context-encoder/final.safetensors" ]; then
-        "$PY" -m training.cli analyze-attention "$RECIPE_DIR/runs/context-encoder" \
+        "$PY" -m subctx_train.cli analyze-attention "$RECIPE_DIR/runs/context-encoder" \
             --data "$RECIPE_DIR/data/devroot/friends_dev.jsonl" --out "$out/attention" || true
     fi
     ls -la "$out"

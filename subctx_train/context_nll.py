@@ -18,11 +18,11 @@ import sentencepiece as spm
 import torch
 
 from subctx.contract import SpecialIds
-from training.config import TrainConfig
-from training.data import Document
-from training.examples import ContextNoise, Example, render, tokenize_documents
-from training.model import Transformer
-from training.train import current_sentence_loss, load_final_model
+from subctx.nn.transformer import Transformer
+from subctx_train.config import TrainConfig
+from subctx_train.data import Document
+from subctx_train.examples import ContextNoise, Example, render, tokenize_documents
+from subctx_train.train import current_sentence_loss, load_final_model
 
 OWN = ContextNoise(own=1.0, noisy=0.0)  # always the own translation, never perturbed
 

@@ -15,9 +15,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from subctx.srt import parse_timestamp, read_srt
+from subctx.formats import read_subtitles
+from subctx.formats.timing import parse_timestamp
 from subctx.units import plan_document
-from training.data import Document, Segment
+from subctx_train.data import Document, Segment
 
 
 def _open_text(path: Path) -> str:
@@ -143,7 +144,7 @@ def align_srt_pair(src_srt: Path, tgt_srt: Path, min_overlap: float = 0.3) -> Do
     Cues are linked when they overlap by at least `min_overlap` of the shorter one; each
     connected group of linked cues becomes one pair (so 2:1 and 1:2 splits are merged)."""
     def cues(path: Path) -> list[tuple[float, float, str]]:
-        sub = read_srt(path)
+        sub = read_subtitles(path)
         plan = plan_document(sub)
         out = []
         for index, cue in enumerate(sub.cues):

@@ -23,7 +23,10 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from subctx.contract import SpecialIds
-from training.checkpoint import (
+from subctx.nn import architecture
+from subctx.nn.config import ModelConfig
+from subctx.nn.transformer import Transformer
+from subctx_train.checkpoint import (
     average_states,
     list_checkpoints,
     load_final,
@@ -32,9 +35,9 @@ from training.checkpoint import (
     read_meta,
     save_checkpoint,
 )
-from training.config import TrainConfig
-from training.data import Document, filter_documents, reverse_documents
-from training.examples import (
+from subctx_train.config import TrainConfig
+from subctx_train.data import Document, filter_documents, reverse_documents
+from subctx_train.examples import (
     ContextNoise,
     Rendered,
     Renderer,
@@ -44,10 +47,9 @@ from training.examples import (
     render_separate,
     tokenize_documents,
 )
-from training.loss import discounted_loss
-from training.model import ModelConfig, Transformer
-from training.prefetch import Prefetcher
-from training.tokenizer import BOS, EOS, PAD, UNK, tokenizer_sentences, train_tokenizer
+from subctx_train.loss import discounted_loss
+from subctx_train.prefetch import Prefetcher
+from subctx_train.tokenizer import BOS, EOS, PAD, UNK, tokenizer_sentences, train_tokenizer
 
 console = Console(stderr=True)
 
@@ -57,15 +59,13 @@ def model_config(cfg: TrainConfig, vocab_size: int) -> ModelConfig:
 
 
 def build_model(cfg: TrainConfig, model_cfg: ModelConfig) -> Transformer:
-    """The network for an architecture (training.context_models.model_class)."""
-    from training.context_models import model_class
-
-    return model_class(cfg.architecture)(model_cfg)
+    """The network for the config's architecture (subctx.nn.ARCHITECTURES)."""
+    return architecture(cfg.architecture).build(model_cfg)
 
 
 def make_renderer(cfg: TrainConfig, sep: int, ctx_bos: int) -> Renderer:
-    """How an example is laid out for this architecture (see training.examples)."""
-    if cfg.architecture in ("transformer", "concat"):
+    """How an example is laid out for this architecture (see subctx_train.examples)."""
+    if not architecture(cfg.architecture).separate_context:
         return partial(render, sep=sep, cd_weight=cfg.cd_weight, shift=cfg.segment_shift,
                        target_context=cfg.target_context == "prefix",
                        noise=ContextNoise(cfg.own_context, cfg.noisy_context))

@@ -11,8 +11,8 @@ from rich.table import Table
 
 from subctx.engine import Engine, open_engine
 from subctx.pipeline import DecodeOptions
-from training.data import read_documents
-from training.evaluate import (
+from subctx_train.data import read_documents
+from subctx_train.evaluate import (
     RandomContext,
     bleu_chrf,
     contrastive_accuracy,
@@ -149,7 +149,7 @@ def evaluate_condition(engine: Engine, dev_root: Path, context: int, ctxpro_limi
 def full_dev_report(models: list[Path], dev_root: Path, ctxpro_limit: int = 300, beam: int = 4,
                     threads: int = 0, record: bool = False, random_control: bool = False,
                     bleu_limit: int | None = None, device: str = "cpu") -> dict:
-    from training.bundle_card import record_scores
+    from subctx_train.bundle_card import record_scores
 
     report: dict = {"models": {}}
     for model in models:

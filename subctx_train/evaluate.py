@@ -23,7 +23,7 @@ import sacrebleu
 from subctx.engine import Engine, Request
 from subctx.pipeline import DecodeOptions, translate_documents
 from subctx.units import DocumentPlan, Unit
-from training.data import Document, Segment
+from subctx_train.data import Document, Segment
 
 Progress = Callable[[int], None]
 

@@ -20,8 +20,8 @@ from subctx.bundle import SpecialTokens
 from subctx.context import context_indices
 from subctx.contract import MAX_SENTENCE_PIECES
 from subctx.layout import decoder_prefix, encoder_tokens, separate_context, shifted_positions
-from training.data import Document, weight_of
-from training.tokenizer import BOS, EOS, PAD  # the ids our tokenizers give them
+from subctx_train.data import Document, weight_of
+from subctx_train.tokenizer import BOS, EOS, PAD  # the ids our tokenizers give them
 
 
 @dataclass
