@@ -14,6 +14,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from subctx.bundle import SCOPE_WORDS, SCOPES, default_bundle_path, load_bundle
+from subctx.clihelp import PlainCommand as _Command
+from subctx.clihelp import PlainGroup as _Group
 from subctx.errors import BundleError, SubctxError
 from subctx.files import Job, select_jobs
 from subctx.formats import SubtitleFile, read_subtitles
@@ -31,24 +33,6 @@ EXAMPLES = """
   subctx translate movie.srt --context 0        [dim]# sentence by sentence, no context[/dim]
   subctx translate old.srt --encoding cp1251 --dry-run
 """
-
-class _PlainHelp:
-    """Commands whose --help line shows no '<bool>' type (the typer default does)."""
-
-    def get_help_option(self, ctx):
-        option = super().get_help_option(ctx)  # type: ignore[misc]
-        if option is not None:
-            option.metavar = ""
-        return option
-
-
-class _Command(_PlainHelp, typer.core.TyperCommand):
-    pass
-
-
-class _Group(_PlainHelp, typer.core.TyperGroup):
-    pass
-
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode="rich",
                   help="Context-aware subtitle translation (English to Russian).", cls=_Group)
