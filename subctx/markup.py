@@ -153,3 +153,57 @@ def split_annotation(text: str) -> Annotated:
     if match:
         return Annotated(match.group(1), match.group(2).strip(), match.group(3) or "")
     return Annotated("", stripped, "")
+
+
+# the dress of a lyric line: tags and music notes (one at a time: no backtracking over a long
+# run of notes) with the spaces between them
+_DRESS_LEAD = re.compile(rf"^(?:\s*(?:{_TAG}|[{_NOTES}]))+\s*", re.IGNORECASE)
+_DRESS_TRAIL = re.compile(rf"\s*(?:(?:{_TAG}|[{_NOTES}])\s*)+$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Dressed:
+    """A line split into its words and what dresses them: the tags, music notes and spaces
+    before and after the words, verbatim ('<i>♪ ' / ' ♪</i>', '♪ <i>' / '</i> ♪')."""
+
+    lead: str
+    text: str  # the words, inline tags removed
+    trail: str
+    inline_tags: int
+
+    @property
+    def sung(self) -> bool:
+        """Whether music notes dress the line (a lyric line)."""
+        return has_notes(self.lead + self.trail)
+
+
+def has_notes(text: str) -> bool:
+    return any(c in _NOTES for c in text)
+
+
+def split_dressing(line: str) -> Dressed:
+    """'<i>♪ Hello darkness ♪</i>' -> ('<i>♪ ', 'Hello darkness', ' ♪</i>'); a line of notes
+    alone is all lead."""
+    match = _DRESS_LEAD.match(line)
+    lead = match.group(0) if match else ""
+    rest = line[len(lead):]
+    match = _DRESS_TRAIL.search(rest)
+    trail = match.group(0) if match else ""
+    core = rest[: len(rest) - len(trail)]
+    inline = len(_ANY_TAG.findall(core))
+    core = re.sub(r"\s{2,}", " ", _ANY_TAG.sub("", core)).strip()
+    return Dressed(lead, core, trail, inline)
+
+
+def visible_length(text: str) -> int:
+    """Characters a viewer sees: tags and override blocks not counted."""
+    return len(_ANY_TAG.sub("", text))
+
+
+def join_sung(first: str, second: str) -> str:
+    """Join two lines of one turn. Music notes where they meet dress the lines, they are not
+    words: '♪ Hello darkness, ♪' + '♪ my old friend ♪' -> '♪ Hello darkness, my old friend ♪'."""
+    end, start = first.rstrip(), second.lstrip()
+    if (end and end[-1] in _NOTES) or (start and start[0] in _NOTES):
+        first, second = end.rstrip(_NOTES + " \t"), start.lstrip(_NOTES + " \t")
+    return f"{first} {second}".strip()

@@ -5,6 +5,10 @@ cue, without tags, dashes, brackets, music notes, speaker labels or sound annota
 inherits its cue's timing, so the context rule applies to units unchanged (turns of one cue
 overlap, hence are always context).
 
+Lyrics ('♪ Hello darkness, my old friend ♪' / '♪ I've come to talk with you again ♪') are one
+unit without their notes (a sung sentence often runs across the lines); the translation is broken
+into as many lines as the cue had, each dressed with that line's notes and tags.
+
 Speaker labels ('JOHN:') are kept verbatim. Sound annotations ('[door slams]', '(sighs)' at the
 start of a turn, or a whole cue in brackets) are translated as short phrases in their brackets,
 as units of their own that come after the document's sentences and carry no timing: they get
@@ -21,12 +25,16 @@ from subctx.markup import (
     Annotated,
     Prefix,
     balance_tags,
+    has_notes,
     is_sound_note,
+    join_sung,
     self_contained,
     split_annotation,
     split_dash,
+    split_dressing,
     split_prefix,
     split_tags,
+    visible_length,
 )
 from subctx.wrap import DEFAULT_MAX_LINES, DEFAULT_WIDTH, wrap_text
 
@@ -60,6 +68,30 @@ class Turn:
 
 
 @dataclass
+class Lyric:
+    """A lyric cue's lines: how each line with words is dressed (the tags, notes and spaces
+    before and after its words, verbatim), and the lines of notes alone before and after them."""
+
+    dress: list[tuple[str, str]]
+    head: list[str] = field(default_factory=list)
+    tail: list[str] = field(default_factory=list)
+
+    def lines(self, words: list[str]) -> list[str]:
+        """Dress the lines of a translation. Line i wears the dress of the cue's line i; a
+        translation with more lines gives the extra ones the dress of a middle line (the
+        lead of a line after the first, the trail of one before the last), so that
+        '♪ a ♪' / '♪ b ♪' and '♪ a' / 'b ♪' both keep their pattern; fewer lines end with the
+        last line's trail."""
+        n, m = len(self.dress), len(words)
+        out = []
+        for i, text in enumerate(words):
+            lead = self.dress[min(i, n - 1)][0]
+            trail = self.dress[-1][1] if i == m - 1 else self.dress[min(i, max(n - 2, 0))][1]
+            out.append(f"{lead}{text}{trail}")
+        return [*self.head, *out, *self.tail]
+
+
+@dataclass
 class CueLayout:
     """How to rebuild a cue's lines around the translations of its units."""
 
@@ -68,6 +100,7 @@ class CueLayout:
     dialogue: bool  # one output line per turn: dialogue turns, or lines styled one by one
     per_line_tags: bool
     turns: list[Turn]
+    lyric: Lyric | None = None  # a lyric: one turn, its translation wrapped into dressed lines
 
     @property
     def units(self) -> list[int]:
@@ -98,6 +131,28 @@ def _chunks(text: str, limit: int) -> list[str]:
     return pieces
 
 
+def _lyric(lines: list[str]) -> tuple[Lyric, str, int] | None:
+    """A cue of sung lines: the dress of its lines, its words and the inline tags dropped; None
+    unless notes dress some line and the lines with words are together (notes alone may stand
+    before or after them)."""
+    dressed = [split_dressing(line) for line in lines]
+    worded = [i for i, d in enumerate(dressed) if d.text]
+    if not worded or not any(d.sung for d in dressed) or \
+            worded != list(range(worded[0], worded[-1] + 1)):
+        return None
+    sung = [dressed[i] for i in worded]
+    lyric = Lyric([(d.lead, d.trail) for d in sung], lines[: worded[0]], lines[worded[-1] + 1:])
+    return lyric, " ".join(d.text for d in sung), sum(d.inline_tags for d in sung)
+
+
+def _sung_and_spoken(lines: list[str]) -> bool:
+    """A line sung whole ('♪ Happy birthday to you ♪') next to one spoken ('Thank you!'): two
+    utterances, translated line by line like lines styled one by one."""
+    dressed = [split_dressing(line) for line in lines]
+    return (any(has_notes(d.lead) and has_notes(d.trail) for d in dressed)
+            and any(d.text and not d.sung for d in dressed))
+
+
 def _layout_cue(cue: Cue) -> tuple[CueLayout, list[str], int]:
     """Return the layout, the texts of its turns and the number of inline tags dropped."""
     marked = [split_tags(line) for line in cue.lines]
@@ -116,13 +171,23 @@ def _layout_cue(cue: Cue) -> tuple[CueLayout, list[str], int]:
     styled_lines = (not dialogue and len(marked) >= 2
                     and all(self_contained(lead, trail) for lead, trail in zip(leads, trails,
                                                                                 strict=True))
-                    and len({(lead, trail) for lead, trail in zip(leads, trails, strict=True)})
-                    > 1)
+                    and (len({(lead, trail) for lead, trail in zip(leads, trails, strict=True)})
+                         > 1 or _sung_and_spoken(cue.lines)))
 
     turns: list[Turn] = []
     turn_texts: list[str] = []
     per_line = False
-    if styled_lines:
+    # a lyric: one turn whose lines keep their own notes and tags (the first line's dress holds
+    # a position block); a dialogue dash or lines styled one by one take the paths below
+    sung = (None if dialogue or styled_lines or any(dash for dash, _ in dashes)
+            else _lyric(list(cue.lines)))
+    lyric: Lyric | None = None
+    if sung:
+        lyric, text, dropped = sung
+        position = ""
+        turns.append(Turn("", "", Annotated("", "", ""), ""))
+        turn_texts.append(text)
+    elif styled_lines:
         for i, (dash, body) in enumerate(dashes):
             turns.append(Turn(leads[i], dash, Annotated("", "", ""), trails[i]))
             turn_texts.append(body)
@@ -133,7 +198,7 @@ def _layout_cue(cue: Cue) -> tuple[CueLayout, list[str], int]:
                 turn_texts.append(body)
             else:
                 turns[-1].trail = trails[i]
-                turn_texts[-1] = f"{turn_texts[-1]} {body}".strip()
+                turn_texts[-1] = join_sung(turn_texts[-1], body)
     else:
         per_line = len(marked) > 1 and len(set(leads)) == 1 and len(set(trails)) == 1
         lead = leads[0] if marked else ""
@@ -141,7 +206,10 @@ def _layout_cue(cue: Cue) -> tuple[CueLayout, list[str], int]:
         if not per_line:
             dropped += sum(1 for x in leads[1:] if x) + sum(1 for x in trails[:-1] if x)
         turns.append(Turn(lead, dashes[0][0] if marked else "", Annotated("", "", ""), trail))
-        turn_texts.append(" ".join(t for _, t in dashes if t))
+        text = ""
+        for _, body in dashes:
+            text = join_sung(text, body)
+        turn_texts.append(text)
     for turn, text in zip(turns, turn_texts, strict=True):
         turn.prefix, text = split_prefix(text)
         annotation = split_annotation(text)
@@ -149,7 +217,8 @@ def _layout_cue(cue: Cue) -> tuple[CueLayout, list[str], int]:
             # a whole turn in brackets: a sound annotation, translated as one
             turn.prefix, annotation = Prefix(turn.prefix.label, annotation), Annotated("", "", "")
         turn.annotation = annotation
-    layout = CueLayout(list(cue.lines), position, dialogue or styled_lines, per_line, turns)
+    layout = CueLayout(list(cue.lines), position, dialogue or styled_lines, per_line, turns,
+                       lyric)
     return layout, [t.annotation.core for t in turns], dropped
 
 
@@ -216,7 +285,13 @@ def render_cue(
             body = f"{note.restore(inner)} {body}".strip()
         return f"{turn.prefix.label}{body}"
 
-    if layout.dialogue:
+    if layout.lyric:
+        lyric = layout.lyric
+        room = width - max(visible_length(lead + trail) for lead, trail in lyric.dress)
+        words = wrap_text(turn_text(layout.turns[0]), max(room, 1), max_lines,
+                          min_lines=len(lyric.dress))
+        lines = lyric.lines(words)
+    elif layout.dialogue:
         lines = [f"{t.lead}{t.dash}{turn_text(t)}{t.trail}" for t in layout.turns]
     else:
         turn = layout.turns[0]

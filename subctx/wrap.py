@@ -51,18 +51,20 @@ def _best_split(words: list[str], lines: int) -> list[str]:
 
 
 def wrap_text(text: str, width: int = DEFAULT_WIDTH,
-              max_lines: int = DEFAULT_MAX_LINES) -> list[str]:
+              max_lines: int = DEFAULT_MAX_LINES, min_lines: int = 1) -> list[str]:
     """Break `text` into balanced lines of at most `width` characters (a longer single word
     is a line of its own): as few lines as fit, at least 2 once the text is longer than a
-    line. When more than `max_lines` lines are needed the cue gets them (a reader can follow
+    line, and at least `min_lines` while there are words for them (a lyric keeps its lines).
+    When more than `max_lines` lines are needed the cue gets them (a reader can follow
     three short lines, not two overlong ones); `readability` counts such cues."""
     words = text.split()
     if not words:
         return []
     total = len(" ".join(words))
-    if total <= width:
+    if total <= width and min(min_lines, len(words)) <= 1:
         return [" ".join(words)]
-    lines = max(2, math.ceil(total / width))
+    lines = min(max(2 if total > width else 1, math.ceil(total / width), min_lines),
+                len(words))
     if len(words) > 200:  # pathological cue: greedy fill keeps this linear
         return _greedy(words, width)
     candidate = _best_split(words, min(lines, len(words)))

@@ -172,3 +172,100 @@ def test_never_an_unbalanced_tag():
     assert out[2] == ["<b><i>BOTH</i></b>"]
     assert sum("unbalanced" in w for w in p.warnings) == 2
     assert balance_tags(["<i>a", "b</i>", "</u>c"]) == (["<i>a", "b</i>", "c"], 1)
+
+
+# Lyrics. Real files dress every lyric line ('♪ We built the Wall ♪' / '♪ <i>We built the
+# pyramids</i> ♪'), or only the cue's first and last line ('♪ Math, Science, History,' /
+# 'unraveling the mystery ♪'), often with one sentence running across the lines. A lyric cue is
+# one unit (without the notes) and its translation is broken into as many lines as the cue had,
+# each line dressed with that line's notes and tags.
+SILENCE = ("♪ Hello darkness, my old friend ♪\n♪ I've come to talk with you again ♪")
+SUNG = "Hello darkness, my old friend I've come to talk with you again"
+
+
+def test_two_line_lyrics_keep_the_notes_on_each_line():
+    p = plan(cue(SILENCE))
+    assert [u.text for u in p.units] == [SUNG]
+    assert rendered(p) == [["♪ HELLO DARKNESS, MY OLD FRIEND ♪",
+                            "♪ I'VE COME TO TALK WITH YOU AGAIN ♪"]]
+    russian = "Здравствуй, тьма, мой старый друг, я снова пришёл поговорить с тобой"
+    assert rendered(p, fn=lambda s: russian) == [["♪ Здравствуй, тьма, мой старый друг, ♪",
+                                                  "♪ я снова пришёл поговорить с тобой ♪"]]
+
+
+def test_lyric_line_styles_are_kept_line_by_line():
+    variants = {
+        "♪ Hello darkness, my old friend\n♪ I've come to talk with you again":
+            ["♪ HELLO DARKNESS, MY OLD FRIEND", "♪ I'VE COME TO TALK WITH YOU AGAIN"],
+        "♫ Hello darkness, my old friend ♫\n♫ I've come to talk with you again ♫":
+            ["♫ HELLO DARKNESS, MY OLD FRIEND ♫", "♫ I'VE COME TO TALK WITH YOU AGAIN ♫"],
+        "<i>♪ Hello darkness, my old friend ♪</i>\n<i>♪ I've come to talk with you again ♪</i>":
+            ["<i>♪ HELLO DARKNESS, MY OLD FRIEND ♪</i>",
+             "<i>♪ I'VE COME TO TALK WITH YOU AGAIN ♪</i>"],
+        "♪ <i>Hello darkness, my old friend</i> ♪\n♪ <i>I've come to talk with you again</i> ♪":
+            ["♪ <i>HELLO DARKNESS, MY OLD FRIEND</i> ♪",
+             "♪ <i>I'VE COME TO TALK WITH YOU AGAIN</i> ♪"],
+        "<i>♪ Hello darkness, my old friend\nI've come to talk with you again ♪</i>":
+            ["<i>♪ HELLO DARKNESS, MY OLD FRIEND", "I'VE COME TO TALK WITH YOU AGAIN ♪</i>"],
+        "♪ Hello darkness, my old friend\nI've come to talk with you again ♪":
+            ["♪ HELLO DARKNESS, MY OLD FRIEND", "I'VE COME TO TALK WITH YOU AGAIN ♪"],
+        "{\\an8}♪ Hello darkness, my old friend ♪\n♪ I've come to talk with you again ♪":
+            ["{\\an8}♪ HELLO DARKNESS, MY OLD FRIEND ♪", "♪ I'VE COME TO TALK WITH YOU AGAIN ♪"],
+    }
+    for body, expected in variants.items():
+        p = plan(cue(body))
+        assert [u.text for u in p.units] == [SUNG], body
+        assert rendered(p) == [expected], body
+        assert not p.warnings, body
+
+
+def test_three_lyric_lines_stay_three_lines():
+    p = plan(cue("♪ Hello darkness ♪\n♪ my old friend ♪\n♪ I've come to talk ♪"))
+    assert [u.text for u in p.units] == ["Hello darkness my old friend I've come to talk"]
+    out = rendered(p)[0]
+    assert out == ["♪ HELLO DARKNESS ♪", "♪ MY OLD FRIEND ♪", "♪ I'VE COME TO TALK ♪"]
+    # a translation of fewer words gets fewer lines, never an empty one
+    assert rendered(p, fn=lambda s: "Тьма пришла")[0] == ["♪ Тьма ♪", "♪ пришла ♪"]
+
+
+def test_lyric_translation_longer_than_the_lines_gets_more_dressed_lines():
+    long = ("Здравствуй, тьма, мой старый друг, я снова пришёл поговорить с тобой, "
+            "потому что видение тихо подкралось")
+    for body in (SILENCE, "♪ Hello darkness, my old friend ♪"):
+        out = rendered(plan(cue(body)), fn=lambda s: long)[0]
+        assert len(out) == 3 and all(len(line) <= 42 for line in out)
+        assert all(line.startswith("♪ ") and line.endswith(" ♪") for line in out)
+        assert " ".join(line[2:-2] for line in out) == long
+    out = rendered(plan(cue("♪ Hello darkness, my old friend\nI've come to talk with you "
+                            "again ♪")), fn=lambda s: long)[0]
+    assert out[0].startswith("♪ ") and out[-1].endswith(" ♪")
+    assert "♪" not in "".join(out)[1:-1]
+
+
+def test_single_line_lyric():
+    p = plan(cue("♪ Hello darkness, my old friend ♪"))
+    assert [u.text for u in p.units] == ["Hello darkness, my old friend"]
+    assert rendered(p) == [["♪ HELLO DARKNESS, MY OLD FRIEND ♪"]]
+    p = plan(cue("<i>♪ Hello darkness ♪</i>") + cue("♪ La la la ♪\n♪", 2)
+             + cue("♪\n♪ La la la", 3))
+    assert [u.text for u in p.units] == ["Hello darkness", "La la la", "La la la"]
+    assert rendered(p) == [["<i>♪ HELLO DARKNESS ♪</i>"], ["♪ LA LA LA ♪", "♪"],
+                           ["♪", "♪ LA LA LA"]]
+
+
+def test_lyrics_inside_a_dialogue_cue():
+    p = plan(cue("- ♪ Hello darkness ♪\n- What is that?")
+             + cue("- ♪ Hello darkness, ♪\n♪ my old friend ♪\n- Stop singing.", 2))
+    assert [u.text for u in p.units] == ["Hello darkness", "What is that?",
+                                         "Hello darkness, my old friend", "Stop singing."]
+    assert rendered(p) == [["- ♪ HELLO DARKNESS ♪", "- WHAT IS THAT?"],
+                           ["- ♪ HELLO DARKNESS, MY OLD FRIEND ♪", "- STOP SINGING."]]
+
+
+def test_a_sung_line_next_to_a_spoken_one_is_translated_line_by_line():
+    p = plan(cue("♪ Happy birthday to you ♪\nThank you!")
+             + cue("He sings:\n<i>♪ La la la ♪</i>", 2))
+    assert [u.text for u in p.units] == ["Happy birthday to you", "Thank you!", "He sings:",
+                                         "La la la"]
+    assert rendered(p) == [["♪ HAPPY BIRTHDAY TO YOU ♪", "THANK YOU!"],
+                           ["HE SINGS:", "<i>♪ LA LA LA ♪</i>"]]
