@@ -1,120 +1,30 @@
-"""The review screen: a cue table, the selected cue's details, one-key fixes."""
+"""The review app: keys call the `ReviewSession`; the widgets and the header show it.
+
+Screens are in screens.py, the table and detail pane in widgets.py, what they show in
+render.py, the layout in review.tcss.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from rich.markup import escape
-from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
-from textual.widgets import Button, DataTable, Footer, Header, Input, Static
+from textual.containers import VerticalScroll
+from textual.reactive import var
+from textual.widgets import DataTable, Footer, Header, Input
 from textual.widgets.input import Selection
 
+from subctx.review import render
+from subctx.review.screens import ChangesScreen, HelpScreen, QuitScreen
 from subctx.review.session import Change, ReviewSession
-
-HELP = """[b]subctx review[/b] — keys
-
-  ↑ / ↓     move between lines          n / p   next / previous flagged choice
-  1 … 9     use alternative N           e       edit the translation (Enter saves)
-  a         accept as it is             u       undo the last change
-  c         carry this line's ты/вы to the rest of the scene (preview, keep or revert)
-  s         save .srt + review log      q       quit (asks if there are unsaved changes)
-  ?         this help
-
-A line is [b]flagged ⚑[/b] when its English hides a choice Russian must make (it, they, you,
-I + past tense, one) and the best alternative that chose differently (ты/вы, он/она...) is
-close in probability. Changing a line re-translates the machine's lines after it in the same
-scene, because they use it as context; you then keep or revert what changed. Lines you edited,
-picked or accepted are never changed by that."""
-
-
-def _time(seconds: float | None) -> str:
-    if seconds is None:
-        return "--:--"
-    return f"{int(seconds // 60):02d}:{int(seconds % 60):02d}"
-
-
-class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "close")]
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
-            yield Static(HELP)
-            yield Button("Close", id="close")
-
-    def on_button_pressed(self) -> None:
-        self.dismiss()
-
-
-class ChangesScreen(ModalScreen[bool]):
-    """Shows the lines re-translated after an edit; keep (True) or revert (False)."""
-
-    BINDINGS = [Binding("k,enter", "keep", "keep"), Binding("r,escape", "revert", "revert")]
-
-    def __init__(self, changes: list[Change], cue_of: dict[int, int],
-                 kept: list[tuple[int, str]] | None = None):
-        super().__init__()
-        self.changes, self.cue_of, self.kept = changes, cue_of, kept or []
-
-    def compose(self) -> ComposeResult:
-        lines = [f"[b]{len(self.changes)} later line(s) of this scene changed:[/b]", ""]
-        for c in self.changes:
-            lines.append(f"cue {self.cue_of[c.unit]}: [red]- {escape(c.before)}[/red]")
-            lines.append(f"{' ' * (len(str(self.cue_of[c.unit])) + 5)}"
-                         f"[green]+ {escape(c.after)}[/green]")
-        for unit, text in self.kept:
-            lines.append(f"cue {self.cue_of[unit]}: [b]kept (edited by you)[/b] {escape(text)}")
-        with Vertical(id="dialog"):
-            yield VerticalScroll(Static("\n".join(lines)), id="changes")
-            with Horizontal(classes="buttons"):
-                yield Button("Keep (k)", id="keep", variant="primary")
-                yield Button("Revert (r)", id="revert")
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "keep")
-
-    def action_keep(self) -> None:
-        self.dismiss(True)
-
-    def action_revert(self) -> None:
-        self.dismiss(False)
-
-
-class QuitScreen(ModalScreen[str]):
-    BINDINGS = [Binding("s", "choose('save')", "save"), Binding("q", "choose('quit')", "quit"),
-                Binding("escape,c", "choose('cancel')", "cancel")]
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
-            yield Static("[b]There are unsaved changes.[/b]")
-            with Horizontal(classes="buttons"):
-                yield Button("Save and quit (s)", id="save", variant="primary")
-                yield Button("Quit without saving (q)", id="quit", variant="error")
-                yield Button("Cancel (esc)", id="cancel")
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id or "cancel")
-
-    def action_choose(self, choice: str) -> None:
-        self.dismiss(choice)
+from subctx.review.widgets import CueDetail, CueTable
 
 
 class ReviewApp(App[None]):
-    CSS = """
-    #cues { height: 1fr; }
-    #detail { height: 11; border-top: solid $accent; padding: 0 1; }
-    #edit { display: none; }
-    #edit.editing { display: block; }
-    ModalScreen { align: center middle; }
-    #dialog { width: 90%; max-width: 100; height: auto; max-height: 90%;
-              border: thick $accent; background: $surface; padding: 1 2; }
-    #changes { height: auto; max-height: 20; }
-    .buttons { height: auto; margin-top: 1; }
-    .buttons Button { margin-right: 2; }
-    """
+    """Review one film's `ReviewSession`, saving to `output` (the .srt; its log beside it)."""
+
+    CSS_PATH = "review.tcss"
     BINDINGS = [
         Binding("n", "next_flag", "next ⚑"), Binding("p", "previous_flag", "prev ⚑"),
         Binding("e", "edit", "edit"), Binding("a", "accept", "accept"),
@@ -124,141 +34,86 @@ class ReviewApp(App[None]):
         *[Binding(str(i), f"pick({i})", show=False) for i in range(1, 10)],
     ]
 
+    # what the header shows; flagged and unsaved follow the session (see _sync)
+    flagged: var[int] = var(0)
+    unsaved: var[bool] = var(False)
+    status: var[str] = var("")
+
     def __init__(self, session: ReviewSession, output: Path, title: str = "subctx review"):
         super().__init__()
         self.session, self.output = session, output
         self.title_text = title
-        units = session.plan.units
-        # in cue order; a sound annotation (an untimed unit after the sentences) before the
-        # words of its cue
-        self.rows = sorted(range(len(units)),
-                           key=lambda u: (units[u].cue, units[u].start is not None, u))
-        self.cue_of = {u: int(session.sub.cues[unit.cue].number or unit.cue + 1)
-                       for u, unit in enumerate(session.plan.units)}
-        self.status = ""
 
-    # -- layout ------------------------------------------------------------------------------
+    # -- layout and shown state ----------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
-        yield DataTable(id="cues", cursor_type="row", zebra_stripes=True)
+        yield CueTable(self.session, id="cues")
         yield Input(id="edit", placeholder="Enter: save the new translation, Esc: cancel")
-        yield VerticalScroll(Static(id="detail-text"), id="detail")
+        yield VerticalScroll(CueDetail(id="detail-text"), id="detail")
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        table.add_column(" ", key="flag", width=1)
-        table.add_column("cue", key="cue", width=4)
-        table.add_column("time", key="time", width=5)
-        text_width = self._text_width()
-        table.add_column("English", key="en", width=text_width)
-        table.add_column("Russian", key="ru", width=text_width)
-        for u in self.rows:
-            unit = self.session.plan.units[u]
-            table.add_row(self._flag(u), str(self.cue_of[u]), _time(unit.start), unit.text,
-                          self.session.texts[u], key=str(u))
-        self._refresh_title()
-        table.focus()
-        if self.rows:
+        self._sync()
+        self.table.focus()
+        if self.table.units:
             self._show(0)
 
-    def _text_width(self) -> int:
-        """English and Russian share what the flag, cue and time columns leave."""
-        return max(12, (self.size.width - 1 - 4 - 5 - 2 * 5 - 2) // 2)
-
-    def on_resize(self, event) -> None:
-        table = self.query_one(DataTable)
-        width = self._text_width()
-        for key in ("en", "ru"):
-            column = table.columns.get(key)  # type: ignore[call-overload]
-            if column is not None:
-                column.width = width
-                column.auto_width = False
-        table.refresh()
-
-    def _flag(self, unit: int) -> Text:
-        review = self.session.reviews.get(unit)
-        if review and review.flagged:
-            return Text("⚑", style="bold yellow")
-        if unit in self.session.accepted:
-            return Text("✓", style="green")
-        return Text(" ")
-
-    def _refresh_title(self) -> None:
-        flagged = len(self.session.flagged_units())
-        unsaved = " [unsaved]" if self.session.dirty else ""
-        self.title = f"{self.title_text} — {flagged} choice{'s' if flagged != 1 else ''} to review"
-        self.sub_title = f"{self.output.name}{unsaved}{'  ' + self.status if self.status else ''}"
-
-    def _refresh_row(self, unit: int) -> None:
-        table = self.query_one(DataTable)
-        table.update_cell(str(unit), "flag", self._flag(unit))
-        table.update_cell(str(unit), "ru", self.session.texts[unit])
+    @property
+    def table(self) -> CueTable:
+        return self.query_one(CueTable)
 
     @property
     def current(self) -> int:
-        return self.rows[self.query_one(DataTable).cursor_row] if self.rows else 0
+        return self.table.current_unit
+
+    def watch_flagged(self, flagged: int) -> None:
+        self.title = render.title(self.title_text, flagged)
+
+    def watch_unsaved(self, unsaved: bool) -> None:
+        self.sub_title = render.sub_title(self.output.name, unsaved, self.status)
+
+    def watch_status(self, status: str) -> None:
+        self.sub_title = render.sub_title(self.output.name, self.unsaved, status)
+
+    def _sync(self) -> None:
+        """Take the header's state from the session."""
+        self.flagged = len(self.session.flagged_units())
+        self.unsaved = self.session.dirty
+
+    def on_resize(self) -> None:
+        self.table.fit_width(self.size.width)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show(event.cursor_row)
 
     def _show(self, row: int) -> None:
-        if not self.rows:
+        """Analyse the line at a row and show it (its flag may change on a first analysis)."""
+        if not self.table.units:
             return
-        unit = self.rows[row]
-        session = self.session
-        review = session.analyze(unit)
-        self._refresh_row(unit)
-        english = Text(session.plan.units[unit].text)
-        for start, end, _ in review.ambiguous:
-            english.stylize("bold reverse yellow", start, end)
-        out = Text()
-        ctx = session.contexts[unit]
-        if ctx:
-            for c in ctx:
-                out.append("context  ", style="dim")
-                out.append(f"{session.plan.units[c].text}  →  {session.texts[c]}\n", style="dim")
-        else:
-            out.append("context  (none: first line of a scene)\n", style="dim")
-        out.append("English  ", style="bold")
-        out.append(english)
-        kinds = sorted({k for _, _, k in review.ambiguous})
-        if kinds:
-            out.append(f"   [{', '.join(kinds)}]", style="yellow")
-        out.append("\nRussian  ", style="bold")
-        out.append(session.texts[unit] + "\n")
-        for i, alt in enumerate(review.alternatives[:9], 1):
-            chosen = alt.text == session.texts[unit]
-            out.append(f"  {i} ", style="bold cyan")
-            out.append(f"{alt.share:5.1%} ", style="cyan")
-            out.append(alt.text, style="bold" if chosen else "")
-            out.append(f"  ({alt.origin})\n" if not chosen else "  ◀ current\n", style="dim")
-        top = review.alternatives[0].text if review.alternatives else session.texts[unit]
-        if top != session.texts[unit]:
-            why = ("your line" if unit in session.accepted else
-                   "beam search picks by probability per word (with a length penalty), this "
-                   "list ranks whole lines")
-            out.append(f"◀ current is not the most probable line: {why}\n", style="dim")
-        if review.hint:
-            words = ", ".join(f"{w} ({s:.0%})" for w, s in review.hint)
-            out.append(f"attended in context: {words}\n", style="magenta")
-        self.query_one("#detail-text", Static).update(out)
+        unit = self.table.units[row]
+        self.session.analyze(unit)
+        self.table.refresh_unit(unit)
+        self.query_one(CueDetail).show(self.session, unit)
 
-    # -- actions -----------------------------------------------------------------------------
-    def _move_to(self, unit: int) -> None:
-        self.query_one(DataTable).move_cursor(row=self.rows.index(unit))
+    def _changed(self, changes: list[Change]) -> None:
+        """After a session change: its rows, the header, the current line's detail."""
+        for change in changes:
+            self.table.refresh_unit(change.unit)
+        self._sync()
+        self._show(self.table.cursor_row)
 
+    # -- actions -------------------------------------------------------------------------------
     def action_next_flag(self) -> None:
         later = [u for u in self.session.flagged_units() if u > self.current]
         if later:
-            self._move_to(later[0])
+            self.table.move_to(later[0])
         else:
             self.notify("no more flagged choices below", timeout=2)
 
     def action_previous_flag(self) -> None:
         earlier = [u for u in self.session.flagged_units() if u < self.current]
         if earlier:
-            self._move_to(earlier[-1])
+            self.table.move_to(earlier[-1])
         else:
             self.notify("no flagged choices above", timeout=2)
 
@@ -279,25 +134,21 @@ class ReviewApp(App[None]):
             return
         self._review_changes(changes, kept)
 
-    def _review_changes(self, changes, kept) -> None:
+    def _review_changes(self, changes: list[Change], kept: list[tuple[int, str]]) -> None:
         """Show the changed later lines; keep them or revert them."""
-        for change in changes:
-            self._refresh_row(change.unit)
-        self._after_change()
+        self._changed(changes)
 
         def decide(keep: bool | None) -> None:
             if not keep:
                 self.session.revert(changes)
-                for change in changes:
-                    self._refresh_row(change.unit)
                 self.notify(f"reverted {len(changes)} later line(s)", timeout=2)
-            self._after_change()
+            self._changed([] if keep else changes)
 
-        self.push_screen(ChangesScreen(changes, self.cue_of, kept), decide)
+        self.push_screen(ChangesScreen(changes, self.table.cue_of, kept), decide)
 
     def _apply(self, unit: int, text: str, action: str) -> None:
         follow_ups = self.session.set_text(unit, text, action)
-        self._refresh_row(unit)
+        self.table.refresh_unit(unit)
         kept = [(u, self.session.texts[u]) for u in self.session.kept]
         if not follow_ups and kept:
             self.notify(f"{len(kept)} later line(s) edited by you were kept as they are",
@@ -305,11 +156,7 @@ class ReviewApp(App[None]):
         if follow_ups:
             self._review_changes(follow_ups, kept)
         else:
-            self._after_change()
-
-    def _after_change(self) -> None:
-        self._refresh_title()
-        self._show(self.query_one(DataTable).cursor_row)
+            self._changed([])
 
     def action_edit(self) -> None:
         editor = self.query_one("#edit", Input)
@@ -325,7 +172,7 @@ class ReviewApp(App[None]):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         editor = self.query_one("#edit", Input)
         editor.remove_class("editing")
-        self.query_one(DataTable).focus()
+        self.table.focus()
         text = event.value.strip()
         if text and text != self.session.texts[self.current]:
             self._apply(self.current, text, "edit")
@@ -334,13 +181,13 @@ class ReviewApp(App[None]):
         editor = self.query_one("#edit", Input)
         if event.key == "escape" and editor.has_class("editing"):
             editor.remove_class("editing")
-            self.query_one(DataTable).focus()
+            self.table.focus()
             event.stop()
 
     def action_accept(self) -> None:
         self.session.accept(self.current)
-        self._refresh_row(self.current)
-        self._refresh_title()
+        self.table.refresh_unit(self.current)
+        self._sync()
         self.action_next_flag() if self.session.flagged_units() else None
 
     def action_undo(self) -> None:
@@ -348,14 +195,12 @@ class ReviewApp(App[None]):
         if not changes:
             self.notify("nothing to undo", timeout=2)
             return
-        for change in changes:
-            self._refresh_row(change.unit)
-        self._after_change()
+        self._changed(changes)
 
     def action_save(self) -> None:
         log = self.session.save(self.output)
         self.status = "saved"
-        self._refresh_title()
+        self._sync()
         self.notify(f"saved {self.output.name} and {log.name}", timeout=3)
 
     def action_help(self) -> None:
