@@ -161,3 +161,33 @@ async def test_carry_a_politeness_choice_with_preview(tmp_path):
         assert session.texts[1].startswith("Вы")
         await pilot.press("u")  # one undo takes the whole carry back
         assert session.texts[1] == "Ты хочешь кофе?"
+
+
+async def test_the_header_follows_the_session(app):
+    """Title and sub-title come from the app's reactives (flagged, unsaved, status)."""
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert app.title == "subctx review — film.srt — 3 choices to review"
+        assert app.sub_title == "film.ru.srt"
+        await pilot.press("n", "2")
+        await pilot.pause()
+        await pilot.press("k")
+        assert (app.flagged, app.unsaved) == (2, True)
+        assert app.title == "subctx review — film.srt — 2 choices to review"
+        assert app.sub_title == "film.ru.srt [unsaved]"
+        await pilot.press("s")
+        assert app.sub_title == "film.ru.srt  saved"
+        await pilot.press("u")
+        assert app.title == "subctx review — film.srt — 3 choices to review"
+        assert app.sub_title == "film.ru.srt [unsaved]  saved"
+
+
+async def test_the_table_rows_follow_the_session(app):
+    async with app.run_test(size=(120, 40)) as pilot:
+        table = app.query_one("CueTable")
+        await pilot.press("n", "a")  # accept cue 2: its flag becomes a tick
+        assert table.get_cell("1", "flag").plain == "✓"
+        await pilot.press("3")  # cue 3 (now current): its third alternative
+        await pilot.pause()
+        assert table.get_cell("2", "ru") == app.session.texts[2] != "Ты её видишь?"
+        await pilot.press("u")
+        assert table.get_cell("2", "ru") == "Ты её видишь?"
