@@ -22,57 +22,35 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-FORMALITY, GENDER, PRONOUN = "formality", "gender", "pronoun"
-INFORMAL, FORMAL = "ты", "вы"
+from subctx import lexicon
+from subctx.lexicon import FORMAL, INFORMAL
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+FORMALITY, GENDER, PRONOUN = "formality", "gender", "pronoun"
+
+# the Russian forms (subctx.lexicon): ты/вы pronouns, verb endings, gender endings
+_INFORMAL, _FORMAL = lexicon.INFORMAL_PRONOUNS, lexicon.FORMAL_PRONOUNS
+_FORMALITY_ENDINGS = lexicon.PERSON_ENDINGS + lexicon.IMPERATIVE_ENDINGS
+# he / she / it and their cases ("его" is also "its": neuter shares the masculine forms)
+_THIRD = (lexicon.THIRD_PERSON[lexicon.MASCULINE], lexicon.THIRD_PERSON[lexicon.FEMININE],
+          frozenset({"оно"}))
 
 
 def _forms(words: str) -> frozenset[str]:
     return frozenset(words.split())
 
 
-_INFORMAL = _forms("ты тебя тебе тобой тобою твой твоя твоё твое твои твоего твоей твоему твоим "
-                   "твоими твоих твою")
-_FORMAL = _forms("вы вас вам вами ваш ваша ваше ваши вашего вашей вашему вашим вашими ваших "
-                 "вашу")
-# he / she / it and their cases ("его" is also "its": neuter shares the masculine forms)
-_THIRD = (_forms("он его ему него нему нём нем ним им"),
-          _forms("она её ее ей неё нее ней ею нею"),
-          _forms("оно"))
-# (ending, ending): one word form against the other, same stem
-# (a past tense was / were is a matter of number as often: the pronoun next to it says more)
-_FORMALITY_ENDINGS = (
-    ("ешь", "ете"), ("ёшь", "ёте"), ("ишь", "ите"),              # знаешь / знаете
-    ("ешься", "етесь"), ("ёшься", "ётесь"), ("ишься", "итесь"),  # боишься / боитесь
-    ("и", "ите"), ("й", "йте"), ("ь", "ьте"),                    # смотри / смотрите
-    ("ись", "итесь"), ("йся", "йтесь"), ("ься", "ьтесь"),        # садись / садитесь
-)
-_GENDER_ENDINGS = (
-    ("л", "ла"), ("лся", "лась"),                                # я понял / поняла
-    ("ен", "ена"), ("ён", "ена"), ("ан", "ана"), ("ян", "яна"),  # уверен / уверена
-    ("ен", "на"), ("ин", "на"),                                  # должен / должна
-    ("ов", "ова"), ("ат", "ата"), ("ят", "ята"), ("ад", "ада"),  # готов / готова
-    ("ив", "ива"),                                               # счастлив / счастлива
-    ("ый", "ая"), ("ий", "ая"), ("ой", "ая"), ("ий", "яя"),      # безумный / безумная
-)
-_MIN_STEM = 1  # "рад" / "рада"
-
-
 def _words(text: str) -> set[str]:
-    return {w.lower() for w in _WORD.findall(text)}
+    return set(lexicon.words(text))
 
 
 def _becomes(x: str, y: str, one: str, other: str) -> bool:
     """Whether `y` is `x` with its ending `one` replaced by `other` (same stem)."""
-    stem = x[:len(x) - len(one)]
-    return x.endswith(one) and len(stem) >= _MIN_STEM and y == stem + other
+    return lexicon.moves(x, y, ((one, other),))
 
 
 def _paired(a: str, b: str, endings: tuple[tuple[str, str], ...]) -> bool:
     """Whether `a` and `b` are one stem with the two endings of some pair, either way."""
-    return any(_becomes(x, y, one, other)
-               for x, y in ((a, b), (b, a)) for one, other in endings)
+    return lexicon.paired(a, b, endings)
 
 
 def _third_gender(word: str) -> int | None:
@@ -90,7 +68,7 @@ def changes(plain: str, with_context: str) -> frozenset[str]:
         for y in b - a:
             if _paired(x, y, _FORMALITY_ENDINGS):
                 kinds.add(FORMALITY)
-            if _paired(x, y, _GENDER_ENDINGS):
+            if _paired(x, y, lexicon.GENDER_ENDINGS):
                 kinds.add(GENDER)
             gx, gy = _third_gender(x), _third_gender(y)
             if gx is not None and gy is not None and gx != gy:

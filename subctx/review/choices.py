@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from subctx import lexicon
+
 AMBIGUOUS = {
     "it": "gender", "its": "gender", "itself": "gender",
     "they": "number/gender", "them": "number/gender", "their": "number/gender",
@@ -20,23 +22,9 @@ AMBIGUOUS = {
 }
 _WORD = re.compile(r"[A-Za-z']+")
 
-# Pairs of Russian word forms that trade places (each way); lower case.
-_POLITENESS = [
-    ("ты", "вы"), ("тебя", "вас"), ("тебе", "вам"), ("тобой", "вами"), ("тобою", "вами"),
-    ("твой", "ваш"), ("твоя", "ваша"), ("твоё", "ваше"), ("твое", "ваше"), ("твои", "ваши"),
-    ("твоего", "вашего"), ("твоей", "вашей"), ("твоему", "вашему"), ("твоим", "вашим"),
-    ("твоих", "ваших"), ("твою", "вашу"), ("твоими", "вашими"), ("твоем", "вашем"),
-    ("твоём", "вашем"),
-]
-_GENDER_SETS = [
-    ("он", "она", "оно", "они"),
-    ("его", "её", "его", "их"),
-    ("ему", "ей", "ему", "им"),
-    ("им", "ей", "им", "ими"),
-    ("нём", "ней", "нём", "них"),
-    ("него", "неё", "него", "них"),
-    ("нему", "ней", "нему", "ним"),
-]
+# the Russian forms that trade places (subctx.lexicon), lower case
+_POLITENESS = lexicon.PRONOUN_PAIRS
+_GENDER_SETS = lexicon.THIRD_PERSON_CASES  # (он, она, оно, они) case by case
 
 
 def ambiguous_words(english: str) -> list[tuple[int, int, str]]:
@@ -85,7 +73,7 @@ def forced_variants(english: str, russian: str) -> list[str]:
                     if other != present[0] and other not in forms[:index]:
                         variant = _replace_word(russian, present[0], other)
                         if forms is _GENDER_SETS[0]:  # a subject: past tense agrees
-                            variant = _past_tense_to(variant, _PAST_ENDINGS[index])
+                            variant = _past_tense_to(variant, lexicon.PAST_ENDINGS[index])
                         variants.append(variant)
                 break
     if "speaker gender" in kinds:
@@ -95,39 +83,29 @@ def forced_variants(english: str, russian: str) -> list[str]:
     return [v for v in dict.fromkeys(variants) if v != russian]
 
 
-_INFORMAL = {a for a, _ in _POLITENESS}
-_POLITE = {b for _, b in _POLITENESS}
-_VERB_2SG = re.compile(r"(?<!\w)[а-яё]{2,}(?:ешь|ёшь|ишь)(?:ся)?(?!\w)", re.IGNORECASE)
-_VERB_2PL = re.compile(r"(?<!\w)[а-яё]{2,}(?:ете|ёте|ите)(?:сь)?(?!\w)", re.IGNORECASE)
-
-
 def choice_signature(russian: str, kinds: set[str]) -> tuple:
     """What a Russian sentence chose where English left it open, for the given kinds of
     choice: politeness (ты/вы), the third-person pronouns used (он/она/оно/они...) and the
     past-tense agreement endings (сделал/сделала/сделали). Two translations that differ only
     in other words have the same signature."""
-    words = re.findall(r"\w+", russian.lower())
+    words = lexicon.words(russian)
     parts: list = []
     if "ты/вы" in kinds:
-        informal = any(w in _INFORMAL for w in words) or bool(_VERB_2SG.search(russian))
-        polite = any(w in _POLITE for w in words) or bool(_VERB_2PL.search(russian))
-        parts.append(("politeness", informal, polite))
+        informal, polite = lexicon.address(russian)
+        parts.append(("politeness", bool(informal), bool(polite)))
     if kinds & {"gender", "number/gender"}:
         pronouns = sorted({w for w in words for forms in _GENDER_SETS if w in forms})
         parts.append(("pronouns", tuple(pronouns)))
     if kinds & {"gender", "number/gender", "speaker gender", "ты/вы"}:
-        endings = sorted({m.group(2).lower() for m in _PAST_ANY.finditer(russian)
-                          if m.group(1).lower() not in _NOT_VERBS})
+        endings = sorted({m.group(2).lower() for m in lexicon.PAST_TENSE.finditer(russian)
+                          if m.group(1).lower() not in lexicon.NOT_PAST_STEMS})
         parts.append(("past", tuple(endings)))
     return tuple(parts)
 
 
 def politeness(russian: str) -> str | None:
     """'ты' or 'вы' when a translation addresses someone one way only, else None."""
-    _, informal, polite = choice_signature(russian, {"ты/вы"})[0]
-    if informal == polite:
-        return None
-    return "ты" if informal else "вы"
+    return lexicon.register(russian)
 
 
 def forced_head(original: str, variant: str) -> str:
@@ -142,39 +120,33 @@ def forced_head(original: str, variant: str) -> str:
     return variant
 
 
-def _swap_family(text: str, pairs: list[tuple[str, str]], to_polite: bool) -> str:
+def _swap_family(text: str, pairs: tuple[tuple[str, str], ...], to_polite: bool) -> str:
     out = text
     for informal, polite in pairs:
         source, target = (informal, polite) if to_polite else (polite, informal)
         out = _replace_word(out, source, target)
-    # second-person verbs: можешь <-> можете, говоришь <-> говорите, был <-> были
-    verb_pairs = [("ешь", "ете"), ("ёшь", "ёте"), ("ишь", "ите")]
-    for informal, polite in verb_pairs:
+    # imperatives (смотри <-> смотрите), then verbs in the second person: можешь <-> можете,
+    # говоришь <-> говорите, боишься <-> боитесь; and the past tense: был -> были
+    for informal, polite in lexicon.IMPERATIVES:
+        source, target = (informal, polite) if to_polite else (polite, informal)
+        out = _replace_word(out, source, target)
+    for informal, polite in lexicon.PERSON_ENDINGS:
         source, target = (informal, polite) if to_polite else (polite, informal)
         out = re.sub(rf"(?<!\w)([а-яё]{{2,}}){source}(?!\w)", rf"\g<1>{target}", out,
                      flags=re.IGNORECASE)
     return _past_tense_to(out, "ли") if to_polite else out
 
 
-_PAST_ENDINGS = ("л", "ла", "ло", "ли")
-# past tense: a vowel, then л/ла/ло/ли (был, сказала, пошли); nouns like стол do not match
-_PAST_ANY = re.compile(r"(?<!\w)([а-яё]*[аяеиыу])(л|ла|ло|ли)(ся|сь)?(?!\w)", re.IGNORECASE)
-_NOT_VERBS = {"де", "си", "те", "се", "ми", "ви", "ма", "ко"}  # дела, сила, тела, села...
-
-
 def _past_tense_to(text: str, ending: str) -> str:
     """Put every past-tense-looking verb (был, сказала...) into the given agreement ending."""
     def change(match: re.Match) -> str:
         stem, reflexive = match.group(1), match.group(3)
-        if stem.lower() in _NOT_VERBS:
+        if stem.lower() in lexicon.NOT_PAST_STEMS:
             return match.group(0)
         suffix = ("ся" if ending == "л" else "сь") if reflexive else ""
         return f"{stem}{ending}{suffix}"
 
-    return _PAST_ANY.sub(change, text)
-
-
-_PAST = re.compile(r"(?<!\w)([а-яё]*[аяеиыу])(л|ла)(ся|сь)?(?!\w)", re.IGNORECASE)
+    return lexicon.PAST_TENSE.sub(change, text)
 
 
 def _flip_past_tense(text: str) -> str:
@@ -184,10 +156,10 @@ def _flip_past_tense(text: str) -> str:
 
     def flip(match: re.Match) -> str:
         stem, ending, reflexive = match.group(1), match.group(2), match.group(3) or ""
-        if stem.lower() in _NOT_VERBS:
+        if stem.lower() in lexicon.NOT_PAST_STEMS or ending.lower() not in ("л", "ла"):
             return match.group(0)
         if ending.lower() == "л":
             return f"{stem}ла{'сь' if reflexive else ''}"
         return f"{stem}л{'ся' if reflexive else ''}"
 
-    return _PAST.sub(flip, text)
+    return lexicon.PAST_TENSE.sub(flip, text)

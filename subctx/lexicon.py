@@ -1,0 +1,226 @@
+"""Russian word forms that carry what English leaves open: one list of each, for every module.
+
+English "you" says nothing of ты or вы, "I" and "you" nothing of gender (я сделал / сделала,
+ты уверен / уверена), "it" nothing of the gender of what it stands for (он / она / оно). This
+module holds the Russian forms that make those choices, and a few helpers about words (which
+forms a text uses, the other form of one stem); what to do about them is decided elsewhere
+(subctx.agreement for the 'agreement' scope, subctx.review.choices for the review screen).
+
+Everything is lower case. Words spelt with ё are listed with е as well (твоём / твоем), as
+subtitles write both. No dictionary: verb forms are recognised by their endings, so a rare
+noun that looks like a verb (в газете) is screened by what stands before it (`address`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+INFORMAL, FORMAL = "ты", "вы"
+MASCULINE, FEMININE, NEUTER, PLURAL = "он", "она", "оно", "они"
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def _forms(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+def _pairs(text: str) -> tuple[tuple[str, str], ...]:
+    """"a/b c/d" -> (("a", "b"), ("c", "d"))"""
+    return tuple((one, other) for one, other in (pair.split("/") for pair in text.split()))
+
+
+def words(text: str) -> list[str]:
+    """The words of a text, lower case, in order (hyphenated words cut: «кто-то» is two)."""
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+# -- ты / вы ------------------------------------------------------------------------------------
+
+PRONOUN_PAIRS: tuple[tuple[str, str], ...] = (
+    ("ты", "вы"), ("тебя", "вас"), ("тебе", "вам"), ("тобой", "вами"), ("тобою", "вами"),
+    ("твой", "ваш"), ("твоя", "ваша"), ("твоё", "ваше"), ("твое", "ваше"), ("твои", "ваши"),
+    ("твоего", "вашего"), ("твоей", "вашей"), ("твоему", "вашему"), ("твою", "вашу"),
+    ("твоим", "вашим"), ("твоими", "вашими"), ("твоих", "ваших"), ("твоём", "вашем"),
+    ("твоем", "вашем"), ("твоею", "вашею"),
+)
+"""(ты form, вы form) of the personal pronoun and the possessive, every case and gender; where
+one вы form answers two ты forms (тобой / тобою -> вами) the first pair is the usual one."""
+
+INFORMAL_PRONOUNS = frozenset(t for t, _ in PRONOUN_PAIRS)
+"""ты and твой in every form."""
+
+FORMAL_PRONOUNS = frozenset(v for _, v in PRONOUN_PAIRS)
+"""вы and ваш in every form (also the plural "you": Russian has one form for both)."""
+
+PERSON_ENDINGS: tuple[tuple[str, str], ...] = (
+    ("ешься", "етесь"), ("ёшься", "ётесь"), ("ишься", "итесь"),  # боишься / боитесь
+    ("ешь", "ете"), ("ёшь", "ёте"), ("ишь", "ите"),              # знаешь / знаете
+)
+"""(ты ending, вы ending) of a verb in the present or the simple future, reflexive first."""
+
+IMPERATIVE_ENDINGS: tuple[tuple[str, str], ...] = (
+    ("ись", "итесь"), ("йся", "йтесь"), ("ься", "ьтесь"),  # садись / садитесь
+    ("и", "ите"), ("й", "йте"), ("ь", "ьте"),              # смотри / смотрите
+)
+"""(ты ending, вы ending) of an imperative, reflexive first. The singular endings are those of
+countless other words: they say ты only against the plural form of the same stem, or in
+IMPERATIVES."""
+
+IMPERATIVES: tuple[tuple[str, str], ...] = _pairs("""
+    давай/давайте дай/дайте смотри/смотрите посмотри/посмотрите гляди/глядите
+    взгляни/взгляните слушай/слушайте послушай/послушайте подожди/подождите погоди/погодите
+    иди/идите пойди/пойдите уходи/уходите проходи/проходите заходи/заходите входи/входите
+    выходи/выходите приходи/приходите скажи/скажите расскажи/расскажите покажи/покажите
+    извини/извините прости/простите стой/стойте постой/постойте держи/держите помоги/помогите
+    пойми/поймите поверь/поверьте верь/верьте оставь/оставьте возьми/возьмите бери/берите
+    будь/будьте садись/садитесь сядь/сядьте успокойся/успокойтесь заткнись/заткнитесь
+    перестань/перестаньте прекрати/прекратите забудь/забудьте помни/помните вспомни/вспомните
+    представь/представьте подумай/подумайте попробуй/попробуйте позвони/позвоните
+    беги/бегите брось/бросьте отпусти/отпустите открой/откройте закрой/закройте
+    вставай/вставайте встань/встаньте отойди/отойдите вернись/вернитесь уйди/уйдите
+    убирайся/убирайтесь отвали/отвалите спроси/спросите ответь/ответьте позволь/позвольте
+    угадай/угадайте признай/признайте поторопись/поторопитесь спасай/спасайте спаси/спасите
+    волнуйся/волнуйтесь бойся/бойтесь беспокойся/беспокойтесь обещай/обещайте делай/делайте
+    сделай/сделайте говори/говорите пошевеливайся/пошевеливайтесь ищи/ищите найди/найдите
+    зови/зовите позови/позовите неси/несите принеси/принесите пусти/пустите вали/валите
+    ешь/ешьте
+""")
+"""(ты form, вы form) of common imperatives whose singular is no other word's form (not
+«пошли», also "they went"; not «поцелуй», also "a kiss")."""
+
+_SINGULAR_ORDERS = frozenset(sg for sg, _ in IMPERATIVES)
+_PLURAL_ORDERS = frozenset(pl for _, pl in IMPERATIVES)
+_NOT_SECOND_PERSON = _forms("брешь плешь")  # nouns in -ешь
+# a word in -ете / -ите / -йте / -ьте after these is a noun (в газете, на сайте, при защите)
+_PREPOSITIONS = _forms("в во на о об обо при по")
+# ... or after an adjective in the prepositional or dative (своём твите, этой планете)
+_ADJECTIVE_ENDINGS = ("ом", "ем", "ём", "ой", "ей", "ому", "ему")
+_ADVERBS = _forms("потом затем совсем зачем вдвоём вдвоем втроём втроем пешком тайком целиком "
+                  "вечером утром днём днем летом зимой весной осенью домой порой скорей "
+                  "поскорей быстрей сильней")
+_MIN_STEM = 2  # "лишь" (only) is no verb in -ишь
+
+
+def _stem_ends(word: str, ending: str, min_stem: int = _MIN_STEM) -> bool:
+    return word.endswith(ending) and len(word) - len(ending) >= min_stem
+
+
+def _after_noun_word(before: str) -> bool:
+    """Whether a word in a вы ending after `before` is rather a noun (в газете, этой планете)."""
+    return before in _PREPOSITIONS or (
+        len(before) >= 4 and before not in _ADVERBS and before.endswith(_ADJECTIVE_ENDINGS))
+
+
+def informal_word(word: str) -> bool:
+    """Whether a word, alone, is a ты form: a pronoun, a verb in -ешь / -ишь(ся), or a common
+    singular imperative (смотри, давай)."""
+    return (word in INFORMAL_PRONOUNS or word in _SINGULAR_ORDERS
+            or (word not in _NOT_SECOND_PERSON
+                and any(_stem_ends(word, t) for t, _ in PERSON_ENDINGS)))
+
+
+def formal_word(word: str, before: str = "") -> bool:
+    """Whether a word is a вы form: a pronoun, a common plural imperative, or a verb in
+    -ете / -ите / -йте / -ьте(сь), unless `before` (the word before it) makes it a noun."""
+    if word in FORMAL_PRONOUNS or word in _PLURAL_ORDERS:
+        return True
+    endings = [v for _, v in PERSON_ENDINGS + IMPERATIVE_ENDINGS if len(v) > 2]
+    if not any(_stem_ends(word, v) for v in endings):
+        return False
+    return word.endswith(("сь", "ся")) or not _after_noun_word(before)
+
+
+def address(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The ты forms and the вы forms a text uses (pronouns and verb forms), lower case."""
+    ws = words(text)
+    informal = frozenset(w for w in ws if informal_word(w))
+    formal = frozenset(w for i, w in enumerate(ws) if formal_word(w, ws[i - 1] if i else ""))
+    return informal, formal
+
+
+def register(text: str) -> str | None:
+    """INFORMAL (ты) or FORMAL (вы) where a text's forms of address say one and not the other,
+    else None (none, or both)."""
+    informal, formal = address(text)
+    return INFORMAL if informal and not formal else FORMAL if formal and not informal else None
+
+
+def other_form(word: str, pairs: Iterable[tuple[str, str]], min_stem: int = 1) -> list[str]:
+    """The forms of `word`'s stem with the other ending of a pair (either way): «знаешь» and
+    PERSON_ENDINGS -> ['знаете']."""
+    out = []
+    for one, other in pairs:
+        for a, b in ((one, other), (other, one)):
+            if _stem_ends(word, a, min_stem):
+                out.append(word[:len(word) - len(a)] + b)
+    return out
+
+
+def paired(a: str, b: str, pairs: Iterable[tuple[str, str]], min_stem: int = 1) -> bool:
+    """Whether two words are one stem with the two endings of some pair, either way."""
+    return b in other_form(a, pairs, min_stem)
+
+
+def moves(a: str, b: str, pairs: Iterable[tuple[str, str]], min_stem: int = 1) -> bool:
+    """Whether `b` is `a` with the first ending of a pair replaced by the second (one way)."""
+    return any(_stem_ends(a, one, min_stem) and b == a[:len(a) - len(one)] + other
+               for one, other in pairs)
+
+
+# -- the gender of the speaker or the listener --------------------------------------------------
+
+GENDER_ENDINGS: tuple[tuple[str, str], ...] = (
+    ("л", "ла"), ("лся", "лась"),                                # я понял / поняла
+    ("ен", "ена"), ("ён", "ена"), ("ан", "ана"), ("ян", "яна"),  # уверен / уверена
+    ("ен", "на"), ("ин", "на"),                                  # должен / должна
+    ("ов", "ова"), ("ат", "ата"), ("ят", "ята"), ("ад", "ада"),  # готов / готова
+    ("ив", "ива"),                                               # счастлив / счастлива
+    ("ый", "ая"), ("ий", "ая"), ("ой", "ая"), ("ий", "яя"),      # безумный / безумная
+)
+"""(masculine, feminine) endings of one stem: a past tense or a short or full adjective that
+agrees with я or ты (я рад / рада). Short stems count (рад has one letter before -ад)."""
+
+PAST_ENDINGS = ("л", "ла", "ло", "ли")
+"""The past tense by (masculine, feminine, neuter, plural) subject: сделал, сделала..."""
+
+PAST_TENSE = re.compile(r"(?<!\w)([а-яё]*[аяеиыу])(л|ла|ло|ли)(ся|сь)?(?!\w)", re.IGNORECASE)
+"""A past-tense-looking word: a vowel, then л / ла / ло / ли, perhaps reflexive (был, сказала,
+пошли, улыбнулся); groups: stem, ending, reflexive. Nouns like стол do not match; see
+NOT_PAST_STEMS for those that do."""
+
+NOT_PAST_STEMS = _forms("де си те се ми ви ма ко")
+"""Stems (lower case) whose PAST_TENSE match is a noun: дела, сила, тела, села, мила..."""
+
+
+# -- he / she / it / they ----------------------------------------------------------------------
+
+THIRD_PERSON_CASES: tuple[tuple[str, str, str, str], ...] = (
+    ("он", "она", "оно", "они"),
+    ("его", "её", "его", "их"),        # genitive, accusative
+    ("его", "ее", "его", "их"),
+    ("ему", "ей", "ему", "им"),        # dative
+    ("им", "ей", "им", "ими"),         # instrumental
+    ("им", "ею", "им", "ими"),
+    ("него", "неё", "него", "них"),    # after a preposition
+    ("него", "нее", "него", "них"),
+    ("нему", "ней", "нему", "ним"),
+    ("ним", "ней", "ним", "ними"),
+    ("ним", "нею", "ним", "ними"),
+    ("нём", "ней", "нём", "них"),      # prepositional
+    ("нем", "ней", "нем", "них"),
+)
+"""(masculine, feminine, neuter, plural) forms of он, case by case, spellings with е too."""
+
+THIRD_PERSON: dict[str, frozenset[str]] = {
+    gender: frozenset(forms[i] for forms in THIRD_PERSON_CASES)
+    for i, gender in enumerate((MASCULINE, FEMININE, NEUTER, PLURAL))}
+"""Every form of он, она, оно, они (MASCULINE... as keys). The masculine and the neuter share
+all forms but the nominative; «им» and «ним» are plural as well."""
+
+
+def genders(word: str) -> frozenset[str]:
+    """The third-person pronouns (MASCULINE, FEMININE, NEUTER, PLURAL) a word can be a form of:
+    «ей» -> {она}, «его» -> {он, оно}, «им» -> {он, оно, они}; empty for other words."""
+    return frozenset(g for g, forms in THIRD_PERSON.items() if word in forms)
