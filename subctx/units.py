@@ -256,6 +256,13 @@ def plan_document(sub: SubtitleFile, max_unit_chars: int = MAX_UNIT_CHARS) -> Do
     return DocumentPlan(layouts, units, warnings)
 
 
+def _written(translation: str) -> str:
+    """A translation as cue text: its whitespace, line breaks and line separators (a model's, or
+    a reviewer's edit) one space, the layout breaks the lines; '-->' (a timing line to SubRip and
+    WebVTT readers, not allowed in WebVTT text) an arrow."""
+    return " ".join(translation.split()).replace("-->", "\u2192")
+
+
 def render_cues(plan: DocumentPlan, translations: list[str], width: int = DEFAULT_WIDTH,
                 max_lines: int = DEFAULT_MAX_LINES) -> list[list[str]]:
     """Every cue's lines, from the document's unit translations."""
@@ -271,17 +278,17 @@ def render_cue(
         return list(layout.original)
 
     def turn_text(turn: Turn) -> str:
-        if not turn.units:
+        text = _written(" ".join(translations[u] for u in turn.units))
+        if not text:  # nothing to translate, or an empty translation: the English stays
             body = turn.annotation.restore(turn.annotation.core)
         else:
-            text = " ".join(translations[u] for u in turn.units)
             # dialogue dashes are layout, put back below; a model that writes its own would
             # double them ("- - Нет.")
-            body = turn.annotation.restore(split_dash(text.strip())[1])
+            body = turn.annotation.restore(split_dash(text)[1])
         note = turn.prefix.note
         if note is not None:
             said = (translations[turn.note_unit] if turn.note_unit is not None else note.core)
-            inner = said.strip().strip("[]()").strip() or note.core
+            inner = _written(said).strip("[]()").strip() or note.core
             body = f"{note.restore(inner)} {body}".strip()
         return f"{turn.prefix.label}{body}"
 
@@ -295,7 +302,7 @@ def render_cue(
         lines = [f"{t.lead}{t.dash}{turn_text(t)}{t.trail}" for t in layout.turns]
     else:
         turn = layout.turns[0]
-        wrapped = wrap_text(turn_text(turn), width, max_lines)
+        wrapped = wrap_text(turn_text(turn), width, max_lines) or [""]
         wrapped[0] = f"{turn.dash}{wrapped[0]}"
         if layout.per_line_tags:
             lines = [f"{turn.lead}{line}{turn.trail}" for line in wrapped]
@@ -303,5 +310,9 @@ def render_cue(
             lines = wrapped
             lines[0] = f"{turn.lead}{lines[0]}"
             lines[-1] = f"{lines[-1]}{turn.trail}"
-    lines[0] = f"{layout.position}{lines[0]}"
-    return balance_tags(lines)[0]
+    if lines:
+        lines[0] = f"{layout.position}{lines[0]}"
+    # never a blank line (it would end the cue for every reader) nor trailing spaces (readers
+    # strip them): what is written is what readers read
+    lines = [line.rstrip() for line in balance_tags(lines)[0] if line.strip()]
+    return lines or list(layout.original)

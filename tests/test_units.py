@@ -269,3 +269,16 @@ def test_a_sung_line_next_to_a_spoken_one_is_translated_line_by_line():
                                          "La la la"]
     assert rendered(p) == [["♪ HAPPY BIRTHDAY TO YOU ♪", "THANK YOU!"],
                            ["HE SINGS:", "<i>♪ LA LA LA ♪</i>"]]
+
+
+def test_what_a_translation_cannot_write_into_a_cue():
+    p = plan(cue("- Hi.\n- Fine.") + cue("Hello there.", 2) + cue("♪ La la ♪\n♪ La ♪", 3))
+    # an empty translation keeps the English (it crashed the wrapped cue)
+    out = rendered(p, fn=lambda s: " ")
+    assert out[:2] == [["- Hi.", "- Fine."], ["Hello there."]]
+    assert len(out[2]) == 2 and all(x.startswith("♪ ") and x.endswith(" ♪") for x in out[2])
+    # line breaks and separators are the layout's: one space (a blank line ends a cue)
+    out = rendered(p, fn=lambda s: f"{s}\n\n{s}\u2028")
+    assert out[0] == ["- Hi. Hi.", "- Fine. Fine."]
+    # '-->' would be a timing line to SubRip and WebVTT readers
+    assert rendered(p, fn=lambda s: "A --> B")[1] == ["A \u2192 B"]
