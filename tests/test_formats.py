@@ -83,6 +83,19 @@ def test_ass_events_fields_comments_and_overrides():
     assert "John,0,0,0,,aaaaaaaaaa\\Nbbbbbbbbbb\n" in long
 
 
+def test_lyrics_keep_their_notes_on_each_line_in_every_format():
+    ass = ASS.replace("{\\i1}He left,\\Nwith the keys.{\\i0}",
+                      "{\\i1}♪ Hello darkness, my old friend ♪\\N"
+                      "♪ I've come to talk with you again ♪{\\i0}")
+    vtt = ("WEBVTT\n\n00:01.000 --> 00:02.000\n<v Mary>♪ Hello darkness, my old friend ♪\n"
+           "<v Mary>♪ I've come to talk with you again ♪\n")
+    assert "John,0,0,0,,{\\i1}♪ HELLO DARKNESS, MY OLD FRIEND ♪\\N♪ I'VE COME TO TALK WITH " \
+           "YOU AGAIN ♪{\\i0}\n" in upper(parse_subtitles(ass, "ass"))
+    assert upper(parse_subtitles(vtt, "vtt")).endswith(
+        "<v Mary>♪ HELLO DARKNESS, MY OLD FRIEND ♪\n<v Mary>♪ I'VE COME TO TALK WITH YOU "
+        "AGAIN ♪\n")
+
+
 def test_files_of_every_format_keep_their_format(tmp_path):
     for name, text in [("a.vtt", VTT), ("b.ass", ASS), ("c.ssa", ASS)]:
         (tmp_path / name).write_text(text, encoding="utf-8")
