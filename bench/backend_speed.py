@@ -18,7 +18,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from subctx.engine import Request, open_engine
+from subctx.backends import open_backend
+from subctx.contract import Request
 
 FALLBACK = [
     ("I lost my bag.", "It was on the table."), ("Doctor, thank you.", "Can you help me?"),
@@ -41,7 +42,7 @@ def dev_requests(path: Path | None, limit: int) -> list[tuple[str, str]]:
 
 
 def time_bundle(bundle: Path, pairs: list[tuple[str, str]], threads: int) -> dict:
-    engine = open_engine(bundle, device="cpu", compute_type="auto", threads=threads)
+    engine = open_backend(bundle, device="cpu", compute_type="auto", threads=threads)
     requests = [Request(text, (previous,)) for previous, text in pairs]
     if engine.uses_target_context:  # the concatenation model also reads a target prefix: give
         # it the reference-free equivalent, its own translation of the previous sentence

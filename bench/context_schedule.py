@@ -20,28 +20,25 @@ from pathlib import Path
 
 import sacrebleu
 
-from subctx.engine import open_engine
+from subctx.backends import open_backend
+from subctx.decoding import SCHEDULES, SCOPES, DecodeOptions, translate_documents
 from subctx.formats.srt import parse_srt_text
 from subctx.guard import GuardSettings
-from subctx.pipeline import DecodeOptions, translate_documents
 from subctx.units import plan_document
 from subctx_train.data import read_documents
 from subctx_train.evaluate import plan_from_document
 from subctx_train.report import show_table
 
+OFF = GuardSettings(enabled=False)
+SEQUENTIAL, BLOCKS, AGREEMENT = SCHEDULES["sequential"], SCHEDULES["blocks"], SCOPES["agreement"]
 SETTINGS = {
     "context 0": dict(context=0),
-    "sequential": dict(schedule="sequential", guard=GuardSettings(enabled=False)),
-    "blocks": dict(schedule="blocks", guard=GuardSettings(enabled=False)),
-    "blocks + agreement": dict(schedule="blocks",
-                               guard=GuardSettings(enabled=False, scope="agreement")),
-    "sequential + agreement": dict(schedule="sequential",
-                                   guard=GuardSettings(enabled=False, scope="agreement")),
-    "batched": dict(schedule="batched", guard=GuardSettings(enabled=False)),
-    "batched + guard": dict(schedule="batched"),
-    "sequential + guard": dict(schedule="sequential"),
-    "two-pass": dict(schedule="two-pass", guard=GuardSettings(enabled=False)),
-    "two-pass + guard": dict(schedule="two-pass"),
+    "sequential": dict(schedule=SEQUENTIAL, guard=OFF),
+    "blocks": dict(schedule=BLOCKS, guard=OFF),
+    "blocks + agreement": dict(schedule=BLOCKS, guard=OFF, scope=AGREEMENT),
+    "sequential + agreement": dict(schedule=SEQUENTIAL, guard=OFF, scope=AGREEMENT),
+    "blocks + guard": dict(schedule=BLOCKS),
+    "sequential + guard": dict(schedule=SEQUENTIAL),
 }
 
 
@@ -114,7 +111,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="Write the rows here.")
     args = parser.parse_args()
 
-    engine = open_engine(args.model, device="cpu", threads=args.threads)
+    engine = open_backend(args.model, device="cpu", threads=args.threads)
     settings = {k: v for k, v in SETTINGS.items() if not args.settings
                 or k in {"context 0", "sequential", *args.settings}}
     for margin in args.margin:

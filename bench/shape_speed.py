@@ -25,8 +25,9 @@ import sentencepiece as spm
 import torch
 from rich.console import Console
 
+from subctx.backends.ct2 import CTranslate2Backend
 from subctx.bundle import ContextSettings, Manifest
-from subctx.engine import Engine, Request
+from subctx.contract import Request
 from subctx.nn.config import ModelConfig
 from subctx.nn.transformer import Transformer
 from subctx_train.data import read_documents
@@ -55,7 +56,7 @@ def _requests(docs, with_context: bool) -> tuple[list[Request], list[int]]:
     return requests, lengths
 
 
-def measure(engine: Engine, requests: list[Request], batch: int, beam: int,
+def measure(engine: CTranslate2Backend, requests: list[Request], batch: int, beam: int,
             repeat: int) -> float:
     """Sentences per second, decoding the requests in batches (as the app's scheduler does
     for independent units); the best of `repeat` runs (the least disturbed one)."""
@@ -118,11 +119,12 @@ def main() -> None:
                                           context=ContextSettings(max_k=1, default_k=1,
                                                                   target_side="none")),
                 Path(tmp) / f"{name.split()[0]}-sKto1", quantization="int8")
-            engines = {path: Engine(path, device="cpu", compute_type="int8",
-                                    threads=args.threads) for path in (bundle, source_only)}
+            engines = {path: CTranslate2Backend(path, device="cpu", compute_type="int8",
+                                                threads=args.threads)
+                       for path in (bundle, source_only)}
             for engine in engines.values():
                 # about as long as real Russian output (1.1-1.2x the English pieces)
-                engine._budget = lambda current: round(1.2 * len(current)) + 2
+                engine.budget = lambda pieces: round(1.2 * pieces) + 2
             row = {"shape": name, "parameters_M": round(params / 1e6, 1),
                    "int8_MiB": round((bundle / "model.bin").stat().st_size / 2**20, 1)}
             # context requests of a concatenation model are decoded one by one (a chain waits

@@ -21,9 +21,10 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
-from subctx.engine import Engine, Request
+from subctx.backends.ct2 import CTranslate2Backend
+from subctx.contract import Request
+from subctx.decoding import DecodeOptions, translate_documents
 from subctx.formats.srt import parse_srt_text
-from subctx.pipeline import DecodeOptions, translate_documents
 from subctx.units import plan_document
 
 LINES = [
@@ -85,7 +86,7 @@ def load_weights(run: Path | None, workdir: Path):
     return model, export_bundle(model, spm_file, manifest, workdir / "bundle-f32"), spm_file
 
 
-def time_film(engine: Engine, film: str, context: int) -> tuple[float, int, int]:
+def time_film(engine: CTranslate2Backend, film: str, context: int) -> tuple[float, int, int]:
     plan = plan_document(parse_srt_text(film))
     start = time.perf_counter()
     [result] = translate_documents([plan], engine, DecodeOptions(context=context, beam_size=4))
@@ -94,7 +95,7 @@ def time_film(engine: Engine, film: str, context: int) -> tuple[float, int, int]
     return seconds, len(plan.layouts), tokens
 
 
-def time_greedy_ct2(engine: Engine, sentences: list[str]) -> float:
+def time_greedy_ct2(engine: CTranslate2Backend, sentences: list[str]) -> float:
     start = time.perf_counter()
     for i in range(0, len(sentences), 32):
         engine.translate([Request(s) for s in sentences[i:i + 32]], beam_size=1)
@@ -126,8 +127,8 @@ def main() -> None:
     film = synthetic_film(args.cues)
     with tempfile.TemporaryDirectory() as tmp:
         model, bundle, spm_file = load_weights(args.run, Path(tmp))
-        int8 = Engine(bundle, device="cpu", compute_type="int8", threads=args.threads)
-        f32 = Engine(bundle, device="cpu", compute_type="float32", threads=args.threads)
+        int8 = CTranslate2Backend(bundle, device="cpu", compute_type="int8", threads=args.threads)
+        f32 = CTranslate2Backend(bundle, device="cpu", compute_type="float32", threads=args.threads)
 
         table = Table(title=f"subctx translate, synthetic film of {args.cues} cues "
                             "(CTranslate2 int8, beam 4)")

@@ -1,7 +1,8 @@
-"""The model bundle contract (DESIGN.md): a directory with a manifest, `subctx.json`.
+"""The model bundle (docs/design.md): a directory with a manifest, `subctx.json`.
 
-The engine reads the manifest and never guesses: which backend runs the model, which
-SentencePiece models tokenise it, and how context is laid out in its input.
+The app reads the manifest and never guesses: which backend runs the model (subctx.backends),
+which SentencePiece models tokenise it, how context is laid out in its input, and what the
+context may change by default (subctx.decoding.scope).
 """
 
 from __future__ import annotations
@@ -12,15 +13,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from subctx.contract import SpecialTokens
+from subctx.decoding.scope import SCOPES
 from subctx.errors import BundleError
+from subctx.nn import ARCHITECTURES
 
 FORMAT_VERSION = 1
 MANIFEST = "subctx.json"
-BACKENDS = ("ctranslate2", "torch")
 TARGET_SIDES = ("prefix", "none")
-SCOPES = ("all", "agreement")  # subctx.guard
-# what each scope lets context change, in words (`subctx info`, the model card)
-SCOPE_WORDS = {"all": "anything", "agreement": "only ты/вы, pronouns and elided verbs"}
+# what each scope lets context change, in words (the model card; kept for the trainer)
+SCOPE_WORDS = {name: scope.words for name, scope in SCOPES.items()}
 
 
 @dataclass(frozen=True)
@@ -48,16 +50,10 @@ class ContextSettings:
     guard: bool = True
     scope: str = "all"
 
-
-@dataclass(frozen=True)
-class SpecialTokens:
-    bos: str = "<s>"
-    eos: str = "</s>"
-    unk: str = "<unk>"
-    pad: str = "<pad>"
-    sep: str = "<sep>"
-    ctx_bos: str = "<ctx>"
-    bt_tag: str = "<bt>"  # starts synthetic (back-translated) sources; never at inference
+    @property
+    def target_prefix(self) -> bool:
+        """Whether previous translations are fed as the decoder's forced prefix."""
+        return self.target_side == "prefix"
 
 
 @dataclass(frozen=True)
@@ -97,12 +93,14 @@ class Manifest:
             manifest = cls(context=context, special_tokens=tokens, **rest)
         except TypeError as err:
             raise BundleError(f"malformed {MANIFEST}: {err}") from None
-        if manifest.backend not in BACKENDS:
-            raise BundleError(f"unknown backend '{manifest.backend}' in {MANIFEST}")
+        if manifest.architecture not in ARCHITECTURES:
+            raise BundleError(f"unknown architecture '{manifest.architecture}' in {MANIFEST} "
+                              f"(this subctx knows {', '.join(ARCHITECTURES)})")
         if manifest.context.target_side not in TARGET_SIDES:
             raise BundleError(f"unknown context.target_side '{manifest.context.target_side}'")
         if manifest.context.scope not in SCOPES:
-            raise BundleError(f"unknown context.scope '{manifest.context.scope}'")
+            raise BundleError(f"unknown context.scope '{manifest.context.scope}' (use "
+                              f"{', '.join(SCOPES)})")
         return manifest
 
 
@@ -133,10 +131,6 @@ def load_bundle(path: str | Path) -> Bundle:
         raise BundleError(f"{manifest_path}: manifest is not a JSON object")
     manifest = Manifest.from_dict(data)
     required = list(dict.fromkeys([manifest.source_spm, manifest.target_spm]))
-    if manifest.backend == "ctranslate2":
-        required += ["model.bin", "config.json"]
-    else:
-        required += ["model.json"]
     missing = [name for name in required if not (path / name).is_file()]
     if missing:
         raise BundleError(f"{path}: incomplete bundle, missing {', '.join(missing)}")

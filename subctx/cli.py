@@ -1,9 +1,10 @@
-"""The `subctx` command line."""
+"""The `subctx` command line: each command parses its options, calls the library (subctx.batch,
+subctx.review) and prints."""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -13,17 +14,28 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from subctx.bundle import SCOPE_WORDS, SCOPES, default_bundle_path, load_bundle
-from subctx.clihelp import PlainCommand as _Command
-from subctx.clihelp import PlainGroup as _Group
+from subctx.backends import COMPUTE_TYPES, DEVICES
+from subctx.batch import (
+    DEFAULT_LAYOUT,
+    Failure,
+    Layout,
+    ModelChoice,
+    Written,
+    load,
+    translate_files,
+)
+from subctx.bundle import default_bundle_path, load_bundle
+from subctx.clihelp import PlainCommand, PlainGroup
+from subctx.decoding import SCHEDULES, SCOPES
 from subctx.errors import BundleError, SubctxError
-from subctx.files import Job, select_jobs
-from subctx.formats import SubtitleFile, read_subtitles
-from subctx.guard import OUT_OF_SCOPE
-from subctx.pipeline import SCHEDULES, DecodeOptions, DocumentResult, translate_documents
-from subctx.textio import atomic_write_text
-from subctx.units import DocumentPlan, plan_document
-from subctx.wrap import DEFAULT_MAX_CPS, DEFAULT_MAX_LINES, DEFAULT_WIDTH, readability
+from subctx.files import select_jobs
+from subctx.wrap import DEFAULT_MAX_CPS, DEFAULT_MAX_LINES, DEFAULT_WIDTH
+
+# the choices, as Typer validates and lists them (from the registries)
+Device = Enum("Device", {name: name for name in DEVICES}, type=str)
+ComputeType = Enum("ComputeType", {name: name for name in COMPUTE_TYPES}, type=str)
+Schedule = Enum("Schedule", {name: name for name in SCHEDULES}, type=str)
+Scope = Enum("Scope", {name: name for name in SCOPES}, type=str)
 
 EXAMPLES = """
 [bold]Examples[/bold]
@@ -35,10 +47,10 @@ EXAMPLES = """
 """
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode="rich",
-                  help="Context-aware subtitle translation (English to Russian).", cls=_Group)
-DEVICES = ("auto", "cpu", "cuda")
-COMPUTE_TYPES = ("auto", "default", "int8", "int8_float32", "int8_float16", "int8_bfloat16",
-                 "int16", "float16", "bfloat16", "float32")
+                  help="Context-aware subtitle translation (English to Russian).",
+                  cls=PlainGroup)
+err = Console(stderr=True)
+out = Console()
 
 
 def _version(value: bool) -> None:
@@ -59,8 +71,6 @@ def _root(
                        ] = False,
 ) -> None:
     """Context-aware subtitle translation (English to Russian)."""
-err = Console(stderr=True)
-out = Console()
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:
@@ -73,53 +83,61 @@ def warn(source: Path, message: str) -> None:
               soft_wrap=True)
 
 
-@dataclass
-class Loaded:
-    job: Job
-    sub: SubtitleFile
-    plan: DocumentPlan
-    started: float = field(default_factory=time.perf_counter)
+def _warn_some(source: Path, warnings: list[str], shown: int) -> None:
+    for warning in warnings[:shown]:
+        warn(source, warning)
+    if len(warnings) > shown:
+        warn(source, f"{len(warnings) - shown} more warning(s)")
 
 
-def _load(jobs: list[Job], encoding: str | None,
-          failed: list[tuple[Path, str]]) -> list[Loaded]:
-    loaded = []
-    for job in jobs:
-        try:
-            sub = read_subtitles(job.source, encoding)
-        except SubctxError as problem:
-            failed.append((job.source, str(problem)))
-            continue
-        plan = plan_document(sub)
-        for warning in [*sub.warnings, *plan.warnings][:5]:
-            warn(job.source, warning)
-        extra = len(sub.warnings) + len(plan.warnings) - 5
-        if extra > 0:
-            warn(job.source, f"{extra} more warning(s)")
-        loaded.append(Loaded(job, sub, plan))
-    return loaded
+# -- the options both translate and review take ---------------------------------------------------
+ModelOpt = Annotated[Path | None, typer.Option(
+    metavar="DIR", help="Model bundle folder (default: the embedded en-ru model).")]
+ContextOpt = Annotated[int | None, typer.Option(
+    min=0, metavar="K", help="Previous cues used as context (default: the model's).")]
+MaxGapOpt = Annotated[float | None, typer.Option(
+    min=0.0, metavar="SECONDS", help="Seconds of silence that break context (default: the "
+                                     "model's, 7).")]
+BeamOpt = Annotated[int, typer.Option(min=1, max=32, metavar="N", help="Beam size.")]
+DeviceOpt = Annotated[Device, typer.Option(help="Where to run.")]
+ComputeOpt = Annotated[ComputeType, typer.Option(
+    help="CTranslate2 compute type (auto: int8 on CPU, int8_float16 on GPU).")]
+ThreadsOpt = Annotated[int, typer.Option(min=0, metavar="N", help="CPU threads (0: all cores).")]
+GuardOpt = Annotated[bool | None, typer.Option(
+    "--guard/--no-guard", metavar="", show_default=False,
+    help="Fall back to a cue's translation without context when the context one is not a "
+         "translation of it (default: the model's).")]
+ScopeOpt = Annotated[Scope | None, typer.Option(
+    show_default=False, help="What context may change in a cue's translation: agreement "
+                             "(ты/вы, pronouns, elided verbs; other differences keep the "
+                             "translation without context) or all (default: the model's).")]
+EncodingOpt = Annotated[str | None, typer.Option(
+    metavar="NAME", help="Input encoding (default: detected).")]
 
 
-@dataclass
-class Written:
-    """One translated file for the summary."""
-
-    output: str
-    cues: int
-    seconds: float  # since the run started (files are translated together)
-    over_lines: list[int]
-    too_fast: list[int]
-    fallbacks: int  # cues whose context translation the guard found broken and replaced
+def _choice(model: Path | None, device: Device, compute_type: ComputeType, threads: int,
+            context: int | None, max_gap: float | None, beam: int, guard: bool | None,
+            scope: Scope | None, schedule: Schedule | None = None) -> ModelChoice:
+    return ModelChoice(model, device.value, compute_type.value, threads, context, max_gap,
+                       beam, guard, scope.value if scope else None,
+                       schedule.value if schedule else None)
 
 
+def _bundle(choice: ModelChoice):
+    try:
+        return choice.bundle()
+    except BundleError as problem:
+        raise fail(str(problem)) from None
+
+
+# -- translate ------------------------------------------------------------------------------------
 def _cue_list(numbers: list[int]) -> str:
     shown = ", ".join(str(n + 1) for n in numbers[:5])
     return shown + (f" (+{len(numbers) - 5})" if len(numbers) > 5 else "")
 
 
-def _summary(rows: list[Written], failed: list[tuple[Path, str]],
-             skipped: list[tuple[Path, str]], elapsed: float, max_lines: int = 2,
-             max_cps: float = 17.0) -> None:
+def _summary(rows: list[Written], failed: list[Failure], skipped: list[Failure],
+             elapsed: float, layout: Layout = DEFAULT_LAYOUT) -> None:
     if not rows and not failed and not skipped:
         out.print("nothing to translate")
     cues = sum(r.cues for r in rows)
@@ -130,24 +148,24 @@ def _summary(rows: list[Written], failed: list[tuple[Path, str]],
                           "cues/s")
     table.add_column("file", footer=f"{len(rows)} translated", overflow="fold", ratio=1)
     table.add_column("cues", justify="right", footer=str(cues))
-    table.add_column(f">{max_lines} lines", justify="right",
+    table.add_column(f">{layout.max_lines} lines", justify="right",
                      footer=str(sum(len(r.over_lines) for r in rows)))
-    table.add_column(f">{max_cps:g} cps", justify="right",
+    table.add_column(f">{layout.max_cps:g} cps", justify="right",
                      footer=str(sum(len(r.too_fast) for r in rows)))
     table.add_column("fallbacks", justify="right", footer=str(sum(r.fallbacks for r in rows)))
     table.add_column("done (s)", justify="right", footer=f"{elapsed:.1f}")
     for r in rows:
-        table.add_row(r.output, str(r.cues), str(len(r.over_lines)), str(len(r.too_fast)),
+        table.add_row(str(r.output), str(r.cues), str(len(r.over_lines)), str(len(r.too_fast)),
                       str(r.fallbacks), f"{r.seconds:.1f}")
     if rows:
         out.print(table)
     for r in rows:
         if r.over_lines:
-            out.print(f"[dim]{escape(r.output)}: cues over {max_lines} lines: "
+            out.print(f"[dim]{escape(str(r.output))}: cues over {layout.max_lines} lines: "
                       f"{_cue_list(r.over_lines)}[/dim]", highlight=False)
         if r.too_fast:
-            out.print(f"[dim]{escape(r.output)}: cues over {max_cps:g} characters per second: "
-                      f"{_cue_list(r.too_fast)}[/dim]", highlight=False)
+            out.print(f"[dim]{escape(str(r.output))}: cues over {layout.max_cps:g} characters "
+                      f"per second: {_cue_list(r.too_fast)}[/dim]", highlight=False)
     for path, reason in skipped:
         out.print(f"[dim]skipped[/dim] {escape(f'{path}: {reason}')}", highlight=False,
                   soft_wrap=True)
@@ -158,7 +176,7 @@ def _summary(rows: list[Written], failed: list[tuple[Path, str]],
                       soft_wrap=True)
 
 
-@app.command(epilog=EXAMPLES, cls=_Command)
+@app.command(epilog=EXAMPLES, cls=PlainCommand)
 def translate(
     paths: Annotated[list[Path], typer.Argument(help="Subtitle files (.srt, .vtt, .ass, .ssa) "
                                                      "or folders of them.",
@@ -167,28 +185,18 @@ def translate(
         "--output", "-o", metavar="PATH",
         help="Output file (one input) or folder (several inputs or a folder; mirrors input "
              "folders).")] = None,
-    model: Annotated[Path | None, typer.Option(
-        metavar="DIR", help="Model bundle folder (default: the embedded en-ru model).")] = None,
-    context: Annotated[int | None, typer.Option(
-        min=0, metavar="K", help="Previous cues used as context (default: the model's).")
-    ] = None,
-    max_gap: Annotated[float | None, typer.Option(
-        min=0.0, metavar="SECONDS",
-        help="Seconds of silence that break context (default: the model's, 7).")] = None,
-    beam: Annotated[int, typer.Option(min=1, max=32, metavar="N", help="Beam size.")] = 4,
-    device: Annotated[str, typer.Option(metavar="auto|cpu|cuda", help="Where to run.")
-                      ] = "auto",
-    compute_type: Annotated[str, typer.Option(
-        metavar="TYPE", help="CTranslate2 compute type: auto (int8 on CPU, int8_float16 on "
-                             "GPU), int8, int8_float16, float16, float32...")] = "auto",
-    threads: Annotated[int, typer.Option(min=0, metavar="N",
-                                         help="CPU threads (0: all cores).")] = 0,
+    model: ModelOpt = None,
+    context: ContextOpt = None,
+    max_gap: MaxGapOpt = None,
+    beam: BeamOpt = 4,
+    device: DeviceOpt = Device.auto,
+    compute_type: ComputeOpt = ComputeType.auto,
+    threads: ThreadsOpt = 0,
     recursive: Annotated[bool, typer.Option("--recursive", "-r", metavar="",
                                             help="Look into subfolders.")] = False,
     overwrite: Annotated[bool, typer.Option("--overwrite", metavar="",
                                             help="Re-translate existing outputs.")] = False,
-    encoding: Annotated[str | None, typer.Option(
-        metavar="NAME", help="Input encoding (default: detected).")] = None,
+    encoding: EncodingOpt = None,
     width: Annotated[int, typer.Option(min=10, metavar="CHARS",
                                        help="Max characters per line.")] = DEFAULT_WIDTH,
     max_lines: Annotated[int, typer.Option(
@@ -201,48 +209,26 @@ def translate(
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", metavar="",
         help="Check inputs and show what would be written; translate nothing.")] = False,
-    schedule: Annotated[str, typer.Option(
-        metavar="blocks|sequential|batched|two-pass",
+    schedule: Annotated[Schedule, typer.Option(
         help="blocks: long scenes cut into blocks decoded side by side, the block starts "
              "repaired (the sequential output, faster); sequential: each cue after the one "
-             "before it; batched: all cues in large batches, repeated until every cue has its "
-             "final context (same output); two-pass: context from the previous cue's plain "
-             "translation (close, not the same).")
-    ] = "blocks",
-    guard: Annotated[bool | None, typer.Option(
-        "--guard/--no-guard", metavar="", show_default=False,
-        help="Fall back to a cue's translation without context when the context one is not "
-             "a translation of it (default: the model's).")] = None,
-    context_scope: Annotated[str | None, typer.Option(
-        metavar="agreement|all", show_default=False,
-        help="What context may change in a cue's translation: agreement (ты/вы, "
-             "pronouns, elided verbs; other differences keep the translation without context) "
-             "or all (default: the model's).")] = None,
+             "before it.")] = Schedule.blocks,
+    guard: GuardOpt = None,
+    context_scope: ScopeOpt = None,
 ) -> None:
     """Translate subtitles (.srt, .vtt, .ass), each line with the line(s) just before it as
     context."""
-    if schedule not in SCHEDULES:
-        raise fail(f"unknown --schedule '{schedule}' (use {' or '.join(SCHEDULES)})")
-    if context_scope is not None and context_scope not in SCOPES:
-        raise fail(f"unknown --context-scope '{context_scope}' (use {' or '.join(SCOPES)})")
-    if device not in DEVICES:
-        raise fail(f"unknown --device '{device}' (use {', '.join(DEVICES)})")
-    if compute_type not in COMPUTE_TYPES:
-        raise fail(f"unknown --compute-type '{compute_type}' "
-                   f"(use {', '.join(COMPUTE_TYPES)})")
-    try:  # the model's manifest is read before any input (loading the network comes later)
-        bundle = load_bundle(model if model is not None else default_bundle_path())
-    except BundleError as problem:
-        if model is None and not default_bundle_path().exists():
-            raise fail("no model installed: the embedded default bundle is missing "
-                       f"({default_bundle_path()}); pass --model DIR") from None
-        raise fail(str(problem)) from None
+    choice = _choice(model, device, compute_type, threads, context, max_gap, beam, guard,
+                     context_scope, schedule)
+    bundle = _bundle(choice)  # the model's manifest is read before any input
     try:
         selection = select_jobs(paths, output, recursive, overwrite)
     except SubctxError as problem:
         raise fail(str(problem)) from None
-    failed = list(selection.failed)
-    loaded = _load(selection.jobs, encoding, failed)
+    loaded, failed = load(selection.jobs, encoding)
+    failed = [*selection.failed, *failed]
+    for item in loaded:
+        _warn_some(item.job.source, item.warnings, 5)
     if dry_run:
         table = Table(title="subctx translate --dry-run (nothing written)")
         for column in ("input", "encoding", "cues", "units", "output"):
@@ -251,87 +237,75 @@ def translate(
             table.add_row(str(item.job.source), item.sub.encoding, str(len(item.sub.cues)),
                           str(len(item.plan.units)), str(item.job.output))
         out.print(table)
-        if failed or selection.skipped:
+    if dry_run or not loaded:
+        if failed or selection.skipped or not loaded:
             _summary([], failed, selection.skipped, 0.0)
         raise typer.Exit(1 if failed else 0)
-    if not loaded:
-        _summary([], failed, selection.skipped, 0.0)
-        raise typer.Exit(1 if failed else 0)
 
-    try:
-        from subctx.engine import open_engine  # deferred: loading CTranslate2 takes a moment
-
-        engine = open_engine(bundle, device=device, compute_type=compute_type, threads=threads)
+    try:  # deferred until there is work: loading the model takes a moment
+        translator = choice.translator(bundle)
     except BundleError as problem:
         raise fail(str(problem)) from None
-    options = DecodeOptions.for_model(bundle.manifest.context, context, max_gap, guard,
-                                      context_scope, beam_size=beam, schedule=schedule)
-    if options.context > engine.max_context:
-        warn(bundle.path, f"this model uses at most {engine.max_context} context cue(s); "
+    options = choice.options(bundle)
+    if options.context > translator.max_context:
+        warn(bundle.path, f"this model uses at most {translator.max_context} context cue(s); "
                           f"--context {options.context} is capped")
-
-    rows: list[Written] = []
+    layout = Layout(width, max_lines, max_cps)
     start = time.perf_counter()
+    written = 0
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeRemainingColumn())
     with Progress(*columns, console=err, transient=True) as progress:
         files_bar = progress.add_task("files", total=len(loaded))
         cues_bar = progress.add_task("cues", total=sum(len(i.plan.units) for i in loaded))
 
-        def units_done(doc: int, units: list[int]) -> None:
-            progress.advance(cues_bar, len(units))
-
-        def document_done(doc: int, result: DocumentResult) -> None:
-            item = loaded[doc]
-            try:
-                lines = result.cue_lines(width, max_lines)
-                atomic_write_text(item.job.output, item.sub.render(lines))
-            except OSError as problem:
-                failed.append((item.job.source, f"cannot write {item.job.output}: "
-                                                f"{problem.strerror or problem}"))
-            else:
-                for warning in result.warnings[:3]:
-                    warn(item.job.source, warning)
-                checks = readability([(c.start, c.end) for c in item.sub.cues], lines,
-                                     max_lines, max_cps)
-                rows.append(Written(str(item.job.output), len(item.sub.cues),
-                                    time.perf_counter() - start, checks.over_lines,
-                                    checks.too_fast,
-                                    sum(t.fallback not in (None, OUT_OF_SCOPE)
-                                        for t in result.translations)))
+        def file_written(result: Written | None) -> None:
+            nonlocal written
+            if result is not None:
+                written += 1
+                _warn_some(result.source, result.warnings, 3)
             progress.advance(files_bar)
 
         try:
-            translate_documents([i.plan for i in loaded], engine, options,
-                                on_units_done=units_done, on_document_done=document_done)
+            rows, unwritten = translate_files(
+                loaded, translator, options, layout,
+                on_units_done=lambda n: progress.advance(cues_bar, n), on_written=file_written)
         except KeyboardInterrupt:
             progress.stop()
-            err.print(f"[bold red]interrupted:[/bold red] {len(rows)} file(s) written; "
+            err.print(f"[bold red]interrupted:[/bold red] {written} file(s) written; "
                       "no partial file was left behind")
             raise typer.Exit(130) from None
-    _summary(rows, failed, selection.skipped, time.perf_counter() - start, max_lines, max_cps)
+    failed += unwritten
+    _summary(rows, failed, selection.skipped, time.perf_counter() - start, layout)
     raise typer.Exit(1 if failed else 0)
 
 
-@app.command(cls=_Command, epilog="""
+# -- review ---------------------------------------------------------------------------------------
+@app.command(cls=PlainCommand, epilog="""
 [bold]Examples[/bold]
 
   subctx review movie.srt                          [dim]# translate, then review[/dim]
   subctx review movie.srt --translation movie.ru.srt
 """)
 def review(
-    source: Annotated[Path, typer.Argument(help="The English .srt.", show_default=False)],
+    source: Annotated[Path, typer.Argument(help="The English subtitles.", show_default=False,
+                                           metavar="FILE")],
     translation: Annotated[Path | None, typer.Option(
-        help="An existing translation to review (default: translate now).")] = None,
-    output: Annotated[Path | None, typer.Option(
-        "--output", "-o", help="Where to save (default: the translation, or NAME.ru.srt).")
+        metavar="FILE", help="An existing translation to review (default: translate now).")
     ] = None,
-    model: Annotated[Path | None, typer.Option(help="Model bundle folder.")] = None,
-    context: Annotated[int | None, typer.Option(min=0, help="Context cues.")] = None,
-    max_gap: Annotated[float | None, typer.Option(min=0.0)] = None,
-    beam: Annotated[int, typer.Option(min=1, max=32)] = 4,
-    device: Annotated[str, typer.Option()] = "auto",
-    encoding: Annotated[str | None, typer.Option()] = None,
+    output: Annotated[Path | None, typer.Option(
+        "--output", "-o", metavar="FILE",
+        help="Where to save (default: the translation, or NAME.ru.srt).")] = None,
+    model: ModelOpt = None,
+    context: ContextOpt = None,
+    max_gap: MaxGapOpt = None,
+    beam: BeamOpt = 4,
+    device: DeviceOpt = Device.auto,
+    compute_type: ComputeOpt = ComputeType.auto,
+    threads: ThreadsOpt = 0,
+    guard: GuardOpt = None,
+    context_scope: ScopeOpt = None,
+    encoding: EncodingOpt = None,
 ) -> None:
     """Review the context-dependent choices (it, they, you, I...) of a translation."""
     from subctx.files import output_name
@@ -347,10 +321,11 @@ def review(
     if translation is None and target.is_file():  # reopening: resume the review
         translation = target
         err.print(f"resuming the review of {target} (pass --translation or -o for another)")
+    choice = _choice(model, device, compute_type, threads, context, max_gap, beam, guard,
+                     context_scope)
+    bundle = _bundle(choice)
     try:
-        bundle = load_bundle(model if model is not None else default_bundle_path())
-        session = open_session(source, translation, bundle, context, max_gap, beam, device,
-                               encoding, err)
+        session = open_session(source, translation, bundle, choice, encoding, err)
     except BundleError as problem:
         raise fail(str(problem)) from None
     except SubctxError as problem:
@@ -373,7 +348,15 @@ def _is_about(problem: SubctxError, path: Path | None) -> bool:
     return path is not None and getattr(problem, "path", None) == path
 
 
-@app.command(cls=_Command)
+# -- info -----------------------------------------------------------------------------------------
+INFO_METRICS = [("friends_bleu", "friends_dev BLEU"), ("friends_chrf", "friends_dev chrF"),
+                ("flores_bleu", "flores_dev BLEU"), ("flores_chrf", "flores_dev chrF"),
+                ("deixis_dev", "deixis (Voita dev)"),
+                ("lex_cohesion_dev", "lexical cohesion (Voita dev)"),
+                ("ctxpro_dev", "ctxpro dev"), ("sentences_per_s", "sentences/s (2 cores)")]
+
+
+@app.command(cls=PlainCommand)
 def info(
     model: Annotated[Path | None, typer.Argument(metavar="[DIR]",
                                                  help="Bundle folder (default: embedded).")
@@ -402,7 +385,7 @@ def info(
     out.print(f"context: K={ctx.default_k} by default (at most {ctx.max_k}), cues up to "
               f"{ctx.max_gap:g} s apart, target side: {ctx.target_side}; "
               f"length penalty {m.length_penalty:g}")
-    out.print(f"context may change: {SCOPE_WORDS[ctx.scope]}; guard "
+    out.print(f"context may change: {SCOPES[ctx.scope].words}; guard "
               f"{'on' if ctx.guard else 'off'} (--context-scope, --guard/--no-guard)")
     if training.get("steps"):
         out.print(f"trained: {training.get('steps')} steps in all (data, budget and hardware: "
@@ -410,16 +393,11 @@ def info(
     if not m.scores:
         out.print("dev scores: not measured (subctx-train dev-report BUNDLE --record)")
         return
-    metrics = [("friends_bleu", "friends_dev BLEU"), ("friends_chrf", "friends_dev chrF"),
-               ("flores_bleu", "flores_dev BLEU"), ("flores_chrf", "flores_dev chrF"),
-               ("deixis_dev", "deixis (Voita dev)"),
-               ("lex_cohesion_dev", "lexical cohesion (Voita dev)"),
-               ("ctxpro_dev", "ctxpro dev"), ("sentences_per_s", "sentences/s (2 cores)")]
     table = Table(title="dev scores (measured on this bundle)")
     table.add_column("")
     for condition in m.scores:
         table.add_column(condition, justify="right")
-    for key, title in metrics:
+    for key, title in INFO_METRICS:
         table.add_row(title, *(str(scores.get(key, "")) for scores in m.scores.values()))
     out.print(table)
     out.print("[dim]the model card (README.md in the bundle) says how they were measured; "

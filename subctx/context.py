@@ -1,4 +1,5 @@
-"""The context rule shared by training and inference (see DESIGN.md).
+"""The context rule shared by training and inference (docs/design.md), and the requests it
+makes of a document's units.
 
 A segment's context is up to `k` preceding segments of the same document, walking backwards and
 stopping at the first gap larger than `max_gap` seconds (gap = start of the later segment - end of
@@ -11,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from subctx.contract import Request, Translation
+
 DEFAULT_K = 1
 DEFAULT_MAX_GAP = 7.0
 _EPS = 1e-6  # timings are in milliseconds; this absorbs float error at exactly max_gap
@@ -19,6 +22,10 @@ _EPS = 1e-6  # timings are in milliseconds; this absorbs float error at exactly 
 class Timed(Protocol):
     start: float | None
     end: float | None
+
+
+class TimedText(Timed, Protocol):
+    text: str
 
 
 def gap_ok(earlier: Timed, later: Timed, max_gap: float | None) -> bool:
@@ -43,3 +50,19 @@ def context_indices(
         current -= 1
         chosen.append(current)
     return chosen[::-1]
+
+
+def document_contexts(units: Sequence[Timed], k: int, max_gap: float | None
+                      ) -> list[list[int]]:
+    """Context of every unit; a document without any timing uses document order."""
+    if not any(u.start is not None for u in units):
+        max_gap = None
+    return [context_indices(units, i, k, max_gap) for i in range(len(units))]
+
+
+def build_request(units: Sequence[TimedText], contexts: Sequence[Sequence[int]], unit: int,
+                  translated: Sequence[Translation | None]) -> Request:
+    """The request for one unit: its context units' English and their translations so far."""
+    ctx = contexts[unit]
+    target = tuple(translated[c].text if translated[c] else "" for c in ctx)
+    return Request(units[unit].text, tuple(units[c].text for c in ctx), target)

@@ -12,8 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from subctx.bundle import SpecialTokens
-
 # longest sentence, in SentencePiece pieces, that training keeps and serving encodes (the app
 # splits long cues into sentences well before this)
 MAX_SENTENCE_PIECES = 256
@@ -59,6 +57,17 @@ class AttentionMap:
     weights: list[list[float]]  # [target token][source token]
 
 
+@dataclass(frozen=True)
+class Fallback:
+    """Why a cue was given its translation without context instead of the one made with it."""
+
+    reason: str
+    broken: bool = True  # the context translation failed a check (not merely out of scope)
+
+    def __str__(self) -> str:
+        return self.reason
+
+
 @dataclass
 class Translation:
     text: str
@@ -68,15 +77,18 @@ class Translation:
     # models with a separate context encoder: the current sentence's tokens (as target_tokens)
     # attending over the context tokens (as source_tokens)
     context_attention: AttentionMap | None = None
-    # set when the context translation was replaced by the one without context (subctx.guard)
-    fallback: str | None = None
+    # set when the context translation was replaced by the one without context (the context
+    # scope, subctx.decoding.scope, or the guard, subctx.guard)
+    fallback: Fallback | None = None
 
 
 class Translator(Protocol):
-    """What the pipeline and the review session need from a backend."""
+    """What the decoder, the evaluators and the review session need from a backend
+    (subctx.backends): how much context it reads, translation and scoring."""
 
-    max_context: int
-    uses_target_context: bool
+    max_context: int  # most previous sentences the model reads
+    uses_target_context: bool  # it reads the previous translations (so they come first)
+    supports_forced_start: bool  # Request.forced_start is honoured
 
     def translate(self, requests: Sequence[Request], beam_size: int = 4,
                   num_hypotheses: int = 1, return_attention: bool = False
@@ -84,6 +96,17 @@ class Translator(Protocol):
 
     def score(self, requests: Sequence[Request], candidates: Sequence[str]
               ) -> list[Hypothesis]: ...
+
+
+@dataclass(frozen=True)
+class SpecialTokens:
+    bos: str = "<s>"
+    eos: str = "</s>"
+    unk: str = "<unk>"
+    pad: str = "<pad>"
+    sep: str = "<sep>"
+    ctx_bos: str = "<ctx>"
+    bt_tag: str = "<bt>"  # starts synthetic (back-translated) sources; never at inference
 
 
 @dataclass(frozen=True)

@@ -2,18 +2,14 @@
 own cue, and fall back to the cue's translation without context.
 
 A concatenation model decodes after its own earlier translation; when that prefix is incomplete
-it can go on translating the previous cue, or repeat it. Each context translation is compared
-with the same cue translated without context:
+it can go on translating the previous cue, or repeat it. Each context translation that differs
+from the same cue translated without context (and that the context scope keeps) is checked:
 - empty output, or one that repeats the previous translation while the plain one does not;
 - an output much longer or shorter than the plain one;
 - an output the model itself, reading the cue alone, finds much less likely than the plain one
   (average log-probability per token, both scored without context): a ты/вы or gender choice
   costs a little, a sentence borrowed from the previous cue costs a lot.
-
-Its scope says what context may change at all: 'all', or 'agreement' (subctx.agreement): a
-context translation that differs from the plain one only in wording, not in ты/вы or a
-pronoun, and fills in no elided verb, is replaced by the plain one. A bundle chooses its scope
-on dev; the checks above apply to what the scope lets through.
+A bundle says whether the guard is on by default (chosen on dev: it costs decoding time).
 """
 
 from __future__ import annotations
@@ -22,11 +18,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from subctx.agreement import keeps
-from subctx.contract import Hypothesis
+from subctx.contract import Fallback, Hypothesis
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-OUT_OF_SCOPE = "changes no pronoun or ты/вы"  # a verdict of the scope, not a failure
+EMPTY = Fallback("empty")
+REPEATS = Fallback("repeats the previous line")
+LENGTH = Fallback("length")
+UNLIKELY = Fallback("not a translation of the cue")
 
 
 @dataclass(frozen=True)
@@ -38,12 +36,6 @@ class GuardSettings:
     max_length_ratio: float = 1.5
     max_overlap: float = 0.6  # share of word pairs found in the previous translation
     enabled: bool = True  # the checks
-    scope: str = "all"  # what context may change: "all" or "agreement"
-
-    @property
-    def needs_plain(self) -> bool:
-        """Whether context translations are compared with plain ones at all."""
-        return self.enabled or self.scope == "agreement"
 
 
 def _pairs(text: str) -> list[tuple[str, str]]:
@@ -66,25 +58,21 @@ def per_token(h: Hypothesis) -> float:
 
 def verdict(with_context: str, plain: str, previous: Sequence[str],
             scored_context: Hypothesis | None, scored_plain: Hypothesis | None,
-            settings: GuardSettings, source: str = "") -> str | None:
+            settings: GuardSettings) -> Fallback | None:
     """Why the context translation should be replaced by the plain one, or None to keep it.
-    `previous` are the target-side context translations; the scores are both without context;
-    `source` is the cue (the 'agreement' scope reads it)."""
-    if with_context == plain:
-        return None
-    if settings.scope == "agreement" and not keeps(source, plain, with_context, previous):
-        return OUT_OF_SCOPE
-    if not settings.enabled:
+    `previous` are the target-side context translations; the scores are both without context
+    (None: no score check)."""
+    if with_context == plain or not settings.enabled:
         return None
     if not with_context.strip():
-        return "empty"
+        return EMPTY
     last = previous[-1] if previous else ""
     if last and overlap(with_context, last) >= settings.max_overlap > overlap(plain, last):
-        return "repeats the previous line"
+        return REPEATS
     a, b = len(with_context), max(1, len(plain))
     if a / b > settings.max_length_ratio or b / max(1, a) > settings.max_length_ratio:
-        return "length"
+        return LENGTH
     scored = scored_context is not None and scored_plain is not None
     if scored and per_token(scored_plain) - per_token(scored_context) > settings.margin:
-        return "not a translation of the cue"
+        return UNLIKELY
     return None

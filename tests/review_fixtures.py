@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from subctx.contract import AttentionMap, Hypothesis, Request, Translation
+from subctx.decoding import DecodeOptions
 from subctx.formats.srt import parse_srt_text
-from subctx.pipeline import DecodeOptions
 from subctx.review.session import ReviewSession
 from subctx.units import plan_document
 
@@ -48,6 +48,7 @@ class FakeTranslator:
 
     max_context = 3
     uses_target_context = True
+    supports_forced_start = False  # variants stay as the string-level flip
 
     def _text(self, request: Request) -> str:
         text = RUSSIAN.get(request.text, request.text.upper())

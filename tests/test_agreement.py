@@ -1,7 +1,6 @@
 """What context may change in the 'agreement' scope: ты/вы, gender, pronouns."""
 
 from subctx.agreement import FORMALITY, GENDER, PRONOUN, changes
-from subctx.guard import OUT_OF_SCOPE, GuardSettings, verdict
 
 
 def test_formality_pronouns_and_verb_forms():
@@ -44,32 +43,6 @@ def test_register_and_where_a_change_moves():
     assert _moved_to("Смотрите!", "Смотри!") == INFORMAL  # an ending alone
     assert _moved_to("Он здесь.", "Она здесь.") is None
 
-
-def test_scope_decides_before_the_checks():
-    agreement = GuardSettings(enabled=False, scope="agreement")
-    assert verdict("Я принесу вещи.", "Я возьму вещи.", [], None, None, agreement,
-                   "I'll take my things.") == OUT_OF_SCOPE
-    # ты/вы: kept where the previous translation says the register it moves to
-    assert verdict("Вы уверены?", "Ты уверен?", ["Простите, вы Анна?"], None, None, agreement,
-                   "Are you sure?") is None
-    assert verdict("Вы уверены?", "Ты уверен?", ["Привет, Анна."], None, None, agreement,
-                   "Are you sure?") == OUT_OF_SCOPE  # nothing before it tells вы
-    assert verdict("Вы уверены?", "Ты уверен?", ["Ты где?"], None, None, agreement,
-                   "Are you sure?") == OUT_OF_SCOPE  # the line before says ты
-    assert verdict("Она ушла.", "Он ушёл.", [], None, None, agreement, "It's gone.") is None
-    # the speaker's gender: a guess from another speaker's line, left to the plain translation
-    assert verdict("Я поняла.", "Я понял.", [], None, None, agreement, "I got it.") \
-        == OUT_OF_SCOPE
-    # an elided verb takes whatever the previous line gives it
-    assert verdict("Видел.", "Я сделал.", [], None, None, agreement, "I did.") is None
-    assert verdict("Я принесу вещи.", "Я возьму вещи.", [], None, None,
-                   GuardSettings(enabled=False)) is None  # scope 'all': anything goes
-    # the checks still apply to a translation inside the scope
-    checked = GuardSettings(scope="agreement")
-    assert verdict("Вы уверены? " * 5, "Ты уверен?", ["Вы кто?"], None, None, checked,
-                   "Are you sure?") == "length"
-    assert not GuardSettings(enabled=False).needs_plain
-    assert agreement.needs_plain and GuardSettings().needs_plain
 
 
 def test_elided_verbs():

@@ -173,12 +173,14 @@ def test_output_must_be_a_folder_for_several_inputs(tmp_path, run):
 def test_bad_options_are_reported_before_any_input_is_read(tmp_path, run):
     junk = tmp_path / "junk.srt"
     junk.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
-    for args, message in [(["--device", "tpu"], "unknown --device 'tpu'"),
-                          (["--compute-type", "int3"], "unknown --compute-type 'int3'"),
-                          (["--schedule", "magic"], "unknown --schedule 'magic'"),
-                          (["--context-scope", "some"], "unknown --context-scope 'some'")]:
-        result = CliRunner().invoke(app, ["translate", str(junk), *args])
-        assert result.exit_code == 1 and message in result.output
+    for args, valid in [(["--device", "tpu"], "'auto', 'cpu', 'cuda'"),
+                        (["--compute-type", "int3"], "'int8'"),
+                        (["--schedule", "batched"], "'blocks', 'sequential'"),
+                        (["--context-scope", "some"], "'all', 'agreement'")]:
+        result = CliRunner().invoke(app, ["translate", str(junk), *args],
+                                    env={"COLUMNS": "200"})
+        assert result.exit_code == 2  # a usage error, naming the valid choices
+        assert f"Invalid value for '{args[0]}'" in result.output and valid in result.output
         assert "junk.srt" not in result.output  # the input was not even looked at
     result = CliRunner().invoke(app, ["translate", str(junk), "--model", str(tmp_path)])
     assert result.exit_code == 1 and "not a subctx model bundle" in result.output
@@ -191,7 +193,11 @@ def test_version_help_and_info():
     assert result.exit_code == 0 and result.output.startswith("subctx ")
     help_text = runner.invoke(app, ["translate", "--help"], env={"COLUMNS": "120"}).output
     assert "<bool>" not in help_text and "<str>" not in help_text and "--no-guard" in help_text
-    assert "--context-scope" in help_text
+    assert "<list" not in help_text and "--context-scope" in help_text
+    assert "auto|cpu|cuda" in help_text and "blocks|sequential" in help_text
+    review_help = runner.invoke(app, ["review", "--help"], env={"COLUMNS": "120"}).output
+    for option in ("--compute-type", "--threads", "--context-scope", "--guard"):
+        assert option in review_help  # the review decodes as translate does
     info = runner.invoke(app, ["info"], env={"COLUMNS": "80"})
     assert info.exit_code == 0 and "friends_dev chrF" in info.output
     assert "context may change:" in info.output

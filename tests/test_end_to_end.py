@@ -6,9 +6,9 @@ from dataclasses import replace
 import pytest
 from typer.testing import CliRunner
 
+from subctx.backends.ct2 import CTranslate2Backend
 from subctx.bundle import load_bundle
 from subctx.cli import app as subctx_app
-from subctx.engine import Engine
 from subctx_train.bundle_card import (
     _budget,
     export_run,
@@ -89,7 +89,7 @@ def test_export_writes_a_complete_bundle(trained):
 def test_every_evaluator_runs_on_fixture_data(trained):
     root, bundle = trained
     dev = _write_dev(root / "dev")
-    engine = Engine(bundle, device="cpu", threads=1)
+    engine = CTranslate2Backend(bundle, device="cpu", threads=1)
     bleu = run_bleu(engine, [dev / "friends_dev.jsonl"], context=1)
     assert bleu[0]["sentences"] == 12  # scores themselves: tests/test_scorers.py
     assert "nrefs:1" in bleu[0]["signature_bleu"]
@@ -147,7 +147,7 @@ def test_dev_report_without_ctranslate2_matches_the_ctranslate2_bundle(trained):
     assert done.returncode == 0, done.stdout[-1500:] + done.stderr[-1500:]
     rows = json.loads((root / "pt.json").read_text())["models"][str(root / "pt")]
     assert [r["context"] for r in rows] == [1, 0, "1 (random)"]
-    engine = Engine(ct2, device="cpu", threads=1)
+    engine = CTranslate2Backend(ct2, device="cpu", threads=1)
     for row in rows[:2]:
         want = evaluate_condition(engine, dev, row["context"], 10, 2)
         for key in ("friends_bleu", "friends_chrf", "deixis_dev", "lex_cohesion_dev",

@@ -3,14 +3,16 @@ import math
 
 import pytest
 
+from subctx.backends import open_backend
+from subctx.backends.ct2 import CTranslate2Backend
 from subctx.bundle import load_bundle
-from subctx.engine import Engine, Request
+from subctx.contract import Request
 from subctx.errors import BundleError
 
 
 @pytest.fixture(scope="module")
 def engine(tiny_bundle):
-    return Engine(tiny_bundle, device="cpu", compute_type="float32", threads=1)
+    return CTranslate2Backend(tiny_bundle, device="cpu", compute_type="float32", threads=1)
 
 
 def test_translate_with_and_without_context(engine):
@@ -50,16 +52,16 @@ def test_score_counts_only_the_current_sentence(engine):
 
 def test_context_limited_to_models_max_k(tiny_bundle, engine):
     many = tuple(f"Sentence {i}." for i in range(6))
-    prepared = engine._inputs(Request("Hi.", many, many))
-    assert prepared.source.count("<sep>") == engine.max_context == 3
+    prepared = engine.prepare(Request("Hi.", many, many))
+    assert prepared.tokens.count("<sep>") == engine.max_context == 3
     assert prepared.prefix.count("<sep>") == 3
-    assert prepared.source[-1] == "</s>" and prepared.source[-2] != "<sep>"
+    assert prepared.tokens[-1] == "</s>" and prepared.tokens[-2] != "<sep>"
 
 
 def test_context_dropped_when_it_would_not_fit(engine):
     huge = ("word " * 200,)
-    prepared = engine._inputs(Request("Hi there.", huge, huge))
-    assert "<sep>" not in prepared.source and prepared.prefix == []
+    prepared = engine.prepare(Request("Hi there.", huge, huge))
+    assert "<sep>" not in prepared.tokens and prepared.prefix == []
 
 
 def test_bundle_errors_are_one_line(tmp_path, tiny_bundle):
@@ -84,12 +86,19 @@ def test_bundle_errors_are_one_line(tmp_path, tiny_bundle):
     incomplete = tmp_path / "incomplete"
     incomplete.mkdir()
     (incomplete / "subctx.json").write_text(json.dumps(manifest))
-    with pytest.raises(BundleError, match="missing spm.model, model.bin"):
+    with pytest.raises(BundleError, match="missing spm.model"):
         load_bundle(incomplete)
+    (incomplete / "spm.model").write_bytes((tiny_bundle / "spm.model").read_bytes())
+    with pytest.raises(BundleError, match="incomplete bundle, missing model.bin, config.json"):
+        open_backend(incomplete)  # the tokenizer is there; the backend's files are not
     odd = tmp_path / "odd"
     odd.mkdir()
     (odd / "subctx.json").write_text(json.dumps({**manifest, "backend": "onnx"}))
-    with pytest.raises(BundleError, match="unknown backend"):
+    (odd / "spm.model").write_bytes((tiny_bundle / "spm.model").read_bytes())
+    with pytest.raises(BundleError, match="unknown backend 'onnx'"):
+        open_backend(odd)
+    (odd / "subctx.json").write_text(json.dumps({**manifest, "architecture": "rnn"}))
+    with pytest.raises(BundleError, match="unknown architecture 'rnn'"):
         load_bundle(odd)
 
 
@@ -100,7 +109,7 @@ def test_bundle_with_corrupt_weights_fails_cleanly(tmp_path, tiny_bundle):
     shutil.copytree(tiny_bundle, copy)
     (copy / "model.bin").write_bytes(b"garbage")
     with pytest.raises(BundleError, match="cannot load model"):
-        Engine(copy, device="cpu")
+        CTranslate2Backend(copy, device="cpu")
 
 
 def test_long_context_does_not_shorten_the_current_sentence(engine, monkeypatch):
@@ -120,7 +129,7 @@ def test_long_context_does_not_shorten_the_current_sentence(engine, monkeypatch)
     engine.translate([Request(sentence)], beam_size=1)
     req = Request(sentence, (context,), ("Добрый вечер, доктор, спасибо, что пришли так поздно.",))
     engine.translate([req], beam_size=1)
-    prefix = engine._inputs(req).prefix
+    prefix = engine.prepare(req).prefix
     assert seen[1] == seen[0] + len(prefix)
 
 
@@ -135,18 +144,21 @@ def test_a_forced_start_begins_the_translation(engine):
 def test_context_translations_are_ranked_by_the_current_sentence_alone(engine):
     """CTranslate2 divides what was generated after a forced prefix by the whole length,
     prefix included: after a 10-token previous translation a 2-token output (log-probability
-    -3) outranks a 6-token one (-6), though it is worse per token. The engine ranks by the
+    -3) outranks a 6-token one (-6), though it is worse per token. The backend ranks by the
     generated tokens' own average, as without context."""
     prefix = [f"p{i}" for i in range(10)]
     short, long = prefix + ["a", "b"], prefix + ["a", "b", "c", "d", "e", "f"]
-    ct2_scores = [-3.0 / (len(short) + 1), -6.0 / (len(long) + 1)]  # short ranks first
-    ranked, scores = engine._rank_after_prefix([short, long], ct2_scores, len(prefix), 64)
-    assert ranked == [long, short]
-    assert scores == pytest.approx([-6.0 / 7, -3.0 / 3])
+
+    class Result:  # what CTranslate2's translate_batch returns for one input
+        def __init__(self, hypotheses, scores):
+            self.hypotheses, self.scores = hypotheses, scores
+
+    ct2 = Result([short, long], [-3.0 / (len(short) + 1), -6.0 / (len(long) + 1)])
+    ranked = engine._ranked(ct2, len(prefix), 64)  # short ranked first by CTranslate2
+    assert [i for i, _ in ranked] == [1, 0]
+    assert [s for _, s in ranked] == pytest.approx([-6.0 / 7, -3.0 / 3])
     # a hypothesis stopped by the length limit had no </s> to count
-    [_], [score] = engine._rank_after_prefix([long], [-6.0 / len(long)], len(prefix),
-                                             len(long))
+    [(_, score)] = engine._ranked(Result([long], [-6.0 / len(long)]), len(prefix), len(long))
     assert score == pytest.approx(-6.0 / 6)
     # without a prefix CTranslate2's own ranking stands
-    assert engine._rank_after_prefix([short, long], ct2_scores, 0, 64) == \
-        ([short, long], ct2_scores)
+    assert engine._ranked(ct2, 0, 64) == list(enumerate(ct2.scores))

@@ -11,6 +11,20 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERS = ("subctx", "subctx_train", "bench")  # each may import only those before it
 
 
+def _imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+    """Every import statement that can run: module-level and deferred (inside functions),
+    not those under `if TYPE_CHECKING:` (annotations only, never executed)."""
+    found: list[ast.Import | ast.ImportFrom] = []
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            found += _imports(ast.Module(body=node.orelse, type_ignores=[]))
+            continue
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            found.append(node)
+        found += _imports(node)
+    return found
+
+
 def _module_graph() -> dict[str, set[str]]:
     """Every project module's imports of project modules, module-level and deferred alike."""
     files = {}
@@ -28,10 +42,10 @@ def _module_graph() -> dict[str, set[str]]:
     for name, path in files.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         targets: list[str] = []
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in _imports(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 targets += [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
+            else:
                 base = node.module or ""
                 if node.level:
                     parent = package.split(".")[: len(package.split(".")) - node.level + 1]

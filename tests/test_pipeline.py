@@ -4,14 +4,16 @@ import json
 from collections.abc import Sequence
 
 from subctx.contract import Hypothesis, Request, Translation
+from subctx.decoding import SCHEDULES, SCOPES, DecodeOptions, translate_documents
 from subctx.formats.srt import parse_srt_text
 from subctx.guard import GuardSettings
-from subctx.pipeline import DecodeOptions, translate_documents
 from subctx.units import plan_document
 
 
 class Recorder:
     """Translates by upper-casing and records every request and batch it saw."""
+
+    supports_forced_start = False
 
     def __init__(self, max_context: int = 3, uses_target_context: bool = True):
         self.max_context = max_context
@@ -22,6 +24,9 @@ class Recorder:
                   return_attention: bool = False) -> list[Translation]:
         self.batches.append(list(requests))
         return [Translation(r.text.upper(), -0.5) for r in requests]
+
+    def score(self, requests: Sequence[Request], candidates: Sequence[str]) -> list[Hypothesis]:
+        return [Hypothesis(c, -0.5 * len(c.split()), len(c.split()) + 1) for c in candidates]
 
     def seen(self) -> dict[str, Request]:
         return {r.text: r for batch in self.batches for r in batch}
@@ -53,7 +58,7 @@ def test_context_on_both_sides_follows_the_rule():
     assert result.contexts == [[], [0], [1], [], [3]]
 
 
-SEQUENTIAL = dict(schedule="sequential", guard=GuardSettings(enabled=False))
+SEQUENTIAL = dict(schedule=SCHEDULES["sequential"], guard=GuardSettings(enabled=False))
 
 
 def test_independent_chains_share_batches_and_documents_batch_together():
@@ -125,34 +130,6 @@ LONG = doc(*[(f"00:00:{2 * i:02d},000", f"00:00:{2 * i + 1:02d},000", f"Line {i}
              for i in range(12)])
 
 
-def test_batched_schedule_reaches_the_sequential_translations_in_few_passes():
-    results = {}
-    for schedule in ("sequential", "batched"):
-        model = Chained()
-        done: list[tuple[int, int]] = []
-
-        def record(d, units, done=done):
-            done.extend((d, x) for x in units)
-
-        result, _ = translate_documents(
-            [LONG, FILM], model, DecodeOptions(context=1, schedule=schedule,
-                                               guard=GuardSettings(enabled=False)),
-            on_units_done=record)
-        results[schedule] = (result.texts(), len(model.batches))
-        assert sorted(done) == [(0, u) for u in range(12)] + [(1, u) for u in range(5)]
-    assert results["batched"][0] == results["sequential"][0]
-    assert results["batched"][0][:4] == ["LINE 0.#", "LINE 1.##", "LINE 2.###", "LINE 3.###"]
-    # sequential: one batch per cue of the 12-cue chain (+ the plain pass for first cues);
-    # batched: the plain pass, then passes until no prefix changes (3 here)
-    assert results["sequential"][1] == 12
-    assert results["batched"][1] == 4
-    # K = 2: both schedules still agree
-    two = [translate_documents([LONG, FILM], Chained(), DecodeOptions(
-        context=2, schedule=schedule, guard=GuardSettings(enabled=False)))[0].texts()
-        for schedule in ("sequential", "batched")]
-    assert two[0] == two[1] == results["sequential"][0]
-
-
 class Drifting(Recorder):
     """With context it repeats the previous translation before the cue (a broken prefix)."""
 
@@ -169,7 +146,7 @@ class Drifting(Recorder):
 
 
 def test_guard_falls_back_to_the_plain_translation_for_a_drifting_cue():
-    for schedule in ("sequential", "batched"):
+    for schedule in (SCHEDULES["sequential"], SCHEDULES["blocks"]):
         [result] = translate_documents([FILM], Drifting(),
                                        DecodeOptions(context=1, schedule=schedule))
         assert result.texts() == ["WHERE IS HE?", "HE LEFT.", "GAP OF EXACTLY SEVEN.",
@@ -195,14 +172,6 @@ def test_a_bundle_without_guard_translates_as_no_guard_unless_asked():
     assert translate_documents([FILM], Drifting(), asked)[0].texts()[1] == "HE LEFT."
     assert (default.context, default.max_gap) == (1, 7.0)
     assert DecodeOptions.for_model(ContextSettings()).guard.enabled  # old bundles: guard on
-
-
-def test_two_pass_uses_the_plain_translation_as_prefix():
-    model = Chained()
-    [result] = translate_documents([LONG], model, DecodeOptions(
-        context=1, schedule="two-pass", guard=GuardSettings(enabled=False)))
-    assert result.texts()[:3] == ["LINE 0.#", "LINE 1.##", "LINE 2.##"]  # not ### as sequential
-    assert len(model.batches) == 2  # one plain pass, one context pass
 
 
 class Counting(Recorder):
@@ -232,7 +201,7 @@ def test_blocks_schedule_gives_the_sequential_translations_in_full_batches():
                 model, done = model_class(), []
                 [film, other] = translate_documents(
                     [FILM_40, FILM], model,
-                    DecodeOptions(context=k, schedule=schedule, batch_size=4,
+                    DecodeOptions(context=k, schedule=SCHEDULES[schedule], batch_size=4,
                                   guard=GuardSettings(enabled=False)),
                     on_units_done=lambda d, units, done=done: done.extend((d, u) for u in units))
                 outputs[schedule] = film.texts() + other.texts()
@@ -250,7 +219,8 @@ def test_blocks_schedule_gives_the_sequential_translations_in_full_batches():
     # Chained saturates after three cues: the block starts' guesses are repaired at once
     model, progress = Chained(), []
     translate_documents([FILM_40], model, DecodeOptions(
-        context=1, schedule="blocks", batch_size=4, guard=GuardSettings(enabled=False)),
+        context=1, schedule=SCHEDULES["blocks"], batch_size=4,
+        guard=GuardSettings(enabled=False)),
         on_units_done=lambda d, units: progress.append((len(model.batches), len(units))))
     # progress comes with every step of the blocks, not all at the end of the repairs
     per_batch: dict[int, int] = {}
@@ -263,8 +233,8 @@ def test_blocks_schedule_gives_the_sequential_translations_in_full_batches():
 
 
 def test_blocks_schedule_keeps_the_guard():
-    [result] = translate_documents([FILM], Drifting(), DecodeOptions(context=1,
-                                                                     schedule="blocks"))
+    [result] = translate_documents([FILM], Drifting(),
+                                   DecodeOptions(context=1, schedule=SCHEDULES["blocks"]))
     assert result.texts() == ["WHERE IS HE?", "HE LEFT.", "GAP OF EXACTLY SEVEN.",
                               "NEW SCENE.", "YES."]
 
@@ -277,6 +247,7 @@ class Lookup:
 
     max_context = 1
     uses_target_context = True
+    supports_forced_start = False
     plain = {"Where is the cat?": "Где кошка?", "It left.": "Он ушёл.",
              "It is exactly seven.": "Ровно семь.", "Seven sharp.": "Семь ровно.",
              "Excuse me, are you Anna?": "Простите, вы Анна?", "Hello, Anna.": "Привет, Анна.",
@@ -299,14 +270,14 @@ def test_agreement_scope_keeps_only_what_context_is_for():
                ("00:00:02,500", "00:00:04,000", "It left."),
                ("00:00:05,000", "00:00:06,000", "It is exactly seven."),
                ("00:00:07,000", "00:00:08,000", "Seven sharp."))
-    for schedule in ("sequential", "blocks", "batched"):
+    for schedule in SCHEDULES.values():
         anything = translate_documents([film], Lookup(), DecodeOptions(
             context=1, schedule=schedule, guard=GuardSettings(enabled=False)))[0]
         assert anything.texts() == ["Где кошка?", "Она ушла.", "Точно семь.", "Ровно семь."]
         model = Lookup()
         scoped = translate_documents([film], model, DecodeOptions(
-            context=1, schedule=schedule,
-            guard=GuardSettings(enabled=False, scope="agreement")))[0]
+            context=1, schedule=schedule, guard=GuardSettings(enabled=False),
+            scope=SCOPES["agreement"]))[0]
         assert scoped.texts() == ["Где кошка?", "Она ушла.", "Ровно семь.", "Семь ровно."]
         assert [t.fallback is not None for t in scoped.translations] == [False, False, True,
                                                                          False]
@@ -320,9 +291,9 @@ def test_agreement_scope_keeps_a_register_the_previous_translation_tells():
                ("00:00:02,500", "00:00:04,000", "Are you sure?"))
     untold = doc(("00:00:01,000", "00:00:02,000", "Hello, Anna."),
                  ("00:00:02,500", "00:00:04,000", "Are you sure?"))
-    for schedule in ("sequential", "blocks", "batched"):
-        options = DecodeOptions(context=1, schedule=schedule,
-                                guard=GuardSettings(enabled=False, scope="agreement"))
+    for schedule in SCHEDULES.values():
+        options = DecodeOptions(context=1, schedule=schedule, guard=GuardSettings(enabled=False),
+                                scope=SCOPES["agreement"])
         model = Lookup()
         kept, plain = translate_documents([told, untold], model, options)
         assert kept.texts() == ["Простите, вы Анна?", "Вы уверены?"]  # вы, as the line before
@@ -337,6 +308,6 @@ def test_a_bundle_scope_survives_the_manifest_and_can_be_overridden():
     settings = ContextSettings(max_k=1, default_k=1, guard=False, scope="agreement")
     manifest = Manifest.from_dict(json.loads(Manifest("concat", context=settings).to_json()))
     assert manifest.context.scope == "agreement"
-    assert DecodeOptions.for_model(manifest.context).guard.scope == "agreement"
-    assert DecodeOptions.for_model(manifest.context, scope="all").guard.scope == "all"
-    assert DecodeOptions.for_model(ContextSettings()).guard.scope == "all"  # old bundles
+    assert DecodeOptions.for_model(manifest.context).scope is SCOPES["agreement"]
+    assert DecodeOptions.for_model(manifest.context, scope="all").scope is SCOPES["all"]
+    assert DecodeOptions.for_model(ContextSettings()).scope is SCOPES["all"]  # old bundles

@@ -3,7 +3,7 @@
 import json
 
 from subctx.contract import AttentionMap, Translation
-from subctx.pipeline import DecodeOptions
+from subctx.decoding import DecodeOptions
 from subctx.review.choices import ambiguous_words, forced_head, forced_variants
 from subctx.review.session import ReviewSession
 from tests.review_fixtures import make_session

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 import torch
 
+from subctx.backends.ct2 import CTranslate2Backend
+from subctx.backends.pytorch import TorchBackend
 from subctx.bundle import ContextSettings, Manifest
 from subctx.contract import Hypothesis, Request, Translation
-from subctx.engine import Engine
-from subctx.pipeline import DecodeOptions
-from subctx.torch_backend import TorchEngine
+from subctx.decoding import DecodeOptions
 from subctx_train.bundle_card import export_torch_bundle
 from subctx_train.data import Document, Segment
 from subctx_train.evaluate import (
@@ -150,13 +150,13 @@ def test_torch_beam_search_equals_ctranslate2_beam_4(tmp_path, tiny_bundle):
     spm_file, model = _random_model(tiny_bundle, 3)
     manifest = Manifest("transformer", source_spm="spm.model", target_spm="spm.model",
                         max_positions=256, context=ContextSettings())
-    ct2 = Engine(export_bundle(model, spm_file, manifest, tmp_path / "ct2"), device="cpu",
-                 compute_type="float32", threads=1)
+    ct2 = CTranslate2Backend(export_bundle(model, spm_file, manifest, tmp_path / "ct2"),
+                             device="cpu", compute_type="float32", threads=1)
     torch_manifest = Manifest("transformer", backend="torch", source_spm="spm.model",
                               target_spm="spm.model", max_positions=256,
                               context=ContextSettings(target_side="none"))
-    served = TorchEngine(export_torch_bundle(model, spm_file, torch_manifest, tmp_path / "pt"),
-                         device="cpu")
+    served = TorchBackend(export_torch_bundle(model, spm_file, torch_manifest, tmp_path / "pt"),
+                          device="cpu")
     sentences = [s for s, _ in CORPUS] + [t for _, t in CORPUS] + ["Hi.", "No, no, no!"]
     same = 0
     for sentence in sentences:
@@ -176,12 +176,11 @@ def test_torch_concat_with_context_equals_ctranslate2(tmp_path, tiny_bundle, shi
 
     spm_file, model = _random_model(tiny_bundle, 5)
     context = ContextSettings(max_k=1, default_k=1, target_side="prefix", segment_shift=shift)
-    ct2 = Engine(export_bundle(model, spm_file, Manifest("concat", source_spm="spm.model",
-                                                         target_spm="spm.model",
-                                                         max_positions=256, context=context),
-                               tmp_path / "ct2"), device="cpu", compute_type="float32",
-                 threads=1)
-    served = TorchEngine(export_torch_bundle(
+    manifest = Manifest("concat", source_spm="spm.model", target_spm="spm.model",
+                        max_positions=256, context=context)
+    ct2 = CTranslate2Backend(export_bundle(model, spm_file, manifest, tmp_path / "ct2"),
+                             device="cpu", compute_type="float32", threads=1)
+    served = TorchBackend(export_torch_bundle(
         model, spm_file, Manifest("concat", backend="torch", source_spm="spm.model",
                                   target_spm="spm.model", max_positions=256, context=context),
         tmp_path / "pt"), device="cpu")

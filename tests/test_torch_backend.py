@@ -4,14 +4,14 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
+from subctx.backends import open_backend
+from subctx.backends.pytorch import TorchBackend
 from subctx.bundle import ContextSettings, Manifest, load_bundle
 from subctx.cli import app
-from subctx.contract import decoding_budget
-from subctx.engine import Request, open_engine
+from subctx.contract import Request, decoding_budget
 from subctx.nn.capsule import CapsuleTransformer
 from subctx.nn.config import ModelConfig
 from subctx.nn.context_encoder import ContextEncoderTransformer
-from subctx.torch_backend import TorchEngine
 from subctx_train.bundle_card import export_torch_bundle
 from subctx_train.tokenizer import train_tokenizer
 from tests.helpers import CORPUS, write_srt
@@ -37,12 +37,20 @@ def bundle(request, tmp_path_factory):
     return export_torch_bundle(model, spm_file, manifest, out / "bundle"), model
 
 
+def _tensors(engine: TorchBackend, request: Request):
+    """The model's inputs for one request, as the backend lays them out."""
+    prepared = engine.prepare(request)
+    ids = [engine.target_sp.piece_to_id(p) for p in prepared.tokens]
+    ctx = [engine.target_sp.piece_to_id(p) for p in prepared.context]
+    return torch.tensor([ids]), torch.tensor([ctx]), torch.tensor([prepared.distances])
+
+
 def test_bundle_and_engine(bundle):
     path, model = bundle
     assert load_bundle(path).manifest.backend == "torch"
     assert all(p.stat().st_size < 16 * 2**20 for p in path.glob("model-*.safetensors"))
-    engine = open_engine(path, device="cpu")
-    assert isinstance(engine, TorchEngine) and not engine.uses_target_context
+    engine = open_backend(path, device="cpu")
+    assert isinstance(engine, TorchBackend) and not engine.uses_target_context
     req = Request("Where is the door?", ("Thank you very much.",))
     [t] = engine.translate([req], beam_size=3, num_hypotheses=2, return_attention=True)
     assert t.alternatives and t.alternatives[0].log_prob <= 0.0
@@ -58,23 +66,23 @@ def test_bundle_and_engine(bundle):
 
 def test_beam_one_equals_greedy(bundle):
     path, model = bundle
-    engine = TorchEngine(path, device="cpu")
+    engine = TorchBackend(path, device="cpu")
     req = Request("She said it was fine.", ("Hello there, how are you?",))
-    src, _, ctx, dist = engine._tensors([engine._prepare(req)])
+    src, ctx, dist = _tensors(engine, req)
     budget = decoding_budget(src.size(1) - 1)  # the sentence's pieces, without </s>
     greedy = model.greedy(src, 2, 3, budget, ctx=ctx, ctx_dist=dist)[0]
     [t] = engine.translate([req], beam_size=1)
-    assert t.text == engine.sp.decode(greedy)
+    assert t.text == engine.target_sp.decode(greedy)
 
 
 def test_score_is_the_teacher_forced_log_probability(bundle):
     path, model = bundle
-    engine = TorchEngine(path, device="cpu")
+    engine = TorchBackend(path, device="cpu")
     req = Request("Thank you very much.", ("Where is the door?",))
     candidate = "Большое спасибо."
     [h] = engine.score([req], [candidate])
-    src, _, ctx, dist = engine._tensors([engine._prepare(req)])
-    ids = [2, *engine.sp.encode(candidate), 3]
+    src, ctx, dist = _tensors(engine, req)
+    ids = [2, *engine.target_sp.encode(candidate), 3]
     with torch.no_grad():
         memory, mask = model.encode(src, None, ctx, dist)
         logp = model.decode(torch.tensor([ids[:-1]]), memory, mask)[0].log_softmax(-1)[0]

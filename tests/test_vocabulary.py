@@ -3,8 +3,9 @@
 import sentencepiece as spm
 import torch
 
+from subctx.backends.ct2 import CTranslate2Backend
 from subctx.bundle import ContextSettings, Manifest
-from subctx.engine import Engine, Request
+from subctx.contract import Request
 from subctx_train.tokenizer import SUBTITLE_CHARS, train_tokenizer
 from tests.helpers import CORPUS
 
@@ -50,7 +51,7 @@ def test_translation_never_contains_the_unknown_mark(tmp_path):
     manifest = Manifest(architecture="concat", max_positions=256, source_spm="spm.model",
                         target_spm="spm.model", context=ContextSettings(max_k=1, default_k=1))
     bundle = export_bundle(model, spm_file, manifest, tmp_path / "bundle")
-    engine = Engine(bundle, device="cpu", compute_type="float32", threads=1)
+    engine = CTranslate2Backend(bundle, device="cpu", compute_type="float32", threads=1)
     greedy = model.greedy(torch.tensor([sp.encode(LINE) + [3]]), 2, 3, 5)[0]
     assert sp.unk_id() in greedy  # the model itself would write <unk> ...
     for request in [Request(LINE), Request(LINE, ("Where is the door?",), ("Где дверь?",))]:

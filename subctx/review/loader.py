@@ -7,12 +7,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+from subctx.batch import ModelChoice
 from subctx.bundle import Bundle
-from subctx.engine import open_engine
+from subctx.decoding import translate_documents
 from subctx.errors import InputError
 from subctx.formats import read_subtitles
 from subctx.markup import split_tags
-from subctx.pipeline import DecodeOptions, translate_documents
 from subctx.review.choices import ambiguous_words
 from subctx.review.session import ReviewSession
 from subctx.units import plan_document
@@ -40,14 +40,14 @@ def texts_from_translation(plan, translation_path: Path, encoding: str | None) -
     return texts
 
 
-def open_session(source: Path, translation: Path | None, bundle: Bundle, context: int | None,
-                 max_gap: float | None, beam: int, device: str, encoding: str | None,
-                 console: Console) -> ReviewSession:
+def open_session(source: Path, translation: Path | None, bundle: Bundle, choice: ModelChoice,
+                 encoding: str | None, console: Console) -> ReviewSession:
+    """Read the film, translate what the given translation lacks (with the same service and
+    options as `subctx translate`), and find the choices to review."""
     sub = read_subtitles(source, encoding)
     plan = plan_document(sub)
-    engine = open_engine(bundle, device=device)
-    options = DecodeOptions.for_model(bundle.manifest.context, context, max_gap,
-                                      beam_size=beam)
+    engine = choice.translator(bundle)
+    options = choice.options(bundle)
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         console=console, transient=True)
     with progress:

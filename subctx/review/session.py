@@ -10,10 +10,11 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from subctx.context import build_request, document_contexts
 from subctx.contract import Request, Translation, Translator
+from subctx.decoding import DecodeOptions
 from subctx.formats import SubtitleFile
 from subctx.layout import piece_words
-from subctx.pipeline import DecodeOptions, build_request, document_contexts
 from subctx.review.choices import (
     ambiguous_words,
     choice_signature,
@@ -85,7 +86,7 @@ class ReviewSession:
                  options: DecodeOptions, texts: list[str]):
         self.sub, self.plan, self.translator, self.options = sub, plan, translator, options
         k = max(0, min(options.context, translator.max_context))
-        self.contexts = document_contexts(plan, k, options.max_gap)
+        self.contexts = document_contexts(plan.units, k, options.max_gap)
         self.texts = list(texts)
         self.reviews: dict[int, UnitReview] = {}
         self.history: list[list[Change]] = []
@@ -97,7 +98,7 @@ class ReviewSession:
     # -- analysis ----------------------------------------------------------------------------
     def request(self, unit: int) -> Request:
         done = [Translation(t, 0.0) for t in self.texts]
-        return build_request(self.plan, self.contexts, unit, done)
+        return build_request(self.plan.units, self.contexts, unit, done)
 
     def analyze(self, unit: int, refresh: bool = False) -> UnitReview:
         """Alternatives (n-best + forced pronoun variants) with probabilities, and a flag."""
@@ -135,7 +136,7 @@ class ReviewSession:
         """Let the model write each variant after its flipped word, so that the verbs,
         adjectives and possessives agree ("Вы должен" -> "Вы должны вернуться."); the
         string-level variant stays where the backend cannot force a start."""
-        if not variants or not getattr(self.translator, "supports_forced_start", False):
+        if not variants or not self.translator.supports_forced_start:
             return variants
         heads = [forced_head(current, v) for v in variants]
         requests = [replace(request, forced_start=h) for h in heads]

@@ -1,0 +1,57 @@
+"""Serving backends: one registry from the manifest's `backend` name to the class that runs it
+and the files its bundle holds.
+
+Importing this registry imports neither CTranslate2 nor torch; `open_backend` imports the one a
+bundle needs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import import_module
+from pathlib import Path
+
+from subctx.bundle import MANIFEST, Bundle, load_bundle
+from subctx.errors import BundleError
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    name: str
+    backend: str  # the class, "module:Class", imported on use
+    files: tuple[str, ...]  # what its bundles hold besides the manifest and tokenizers
+
+    def open(self, bundle: Bundle, device: str, compute_type: str, threads: int):
+        module, cls = self.backend.split(":")
+        return getattr(import_module(module), cls)(bundle, device=device,
+                                                    compute_type=compute_type, threads=threads)
+
+
+BACKENDS: dict[str, BackendSpec] = {b.name: b for b in (
+    BackendSpec("ctranslate2", "subctx.backends.ct2:CTranslate2Backend",
+                ("model.bin", "config.json")),
+    BackendSpec("torch", "subctx.backends.pytorch:TorchBackend", ("model.json",)),
+)}
+DEVICES = ("auto", "cpu", "cuda")
+# CTranslate2's weight types (the PyTorch backend computes in float32 whatever is asked)
+COMPUTE_TYPES = ("auto", "default", "int8", "int8_float32", "int8_float16", "int8_bfloat16",
+                 "int16", "float16", "bfloat16", "float32")
+
+
+def backend_for(bundle: Bundle) -> BackendSpec:
+    """The backend a bundle names, once its files are there (BundleError, one line, if not)."""
+    name = bundle.manifest.backend
+    if name not in BACKENDS:
+        raise BundleError(f"unknown backend '{name}' in {MANIFEST} (this subctx runs "
+                          f"{', '.join(BACKENDS)})")
+    missing = [f for f in BACKENDS[name].files if not bundle.file(f).is_file()]
+    if missing:
+        raise BundleError(f"{bundle.path}: incomplete bundle, missing {', '.join(missing)}")
+    return BACKENDS[name]
+
+
+def open_backend(bundle: Bundle | str | Path, device: str = "auto", compute_type: str = "auto",
+                 threads: int = 0):
+    """The backend a bundle's manifest names, with the model loaded."""
+    bundle = bundle if isinstance(bundle, Bundle) else load_bundle(bundle)
+    return backend_for(bundle).open(bundle, device, compute_type, threads)

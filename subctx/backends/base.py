@@ -1,0 +1,198 @@
+"""What every serving backend does the same way: read the bundle, lay a request out as the
+model's input (subctx.layout), turn beam-search hypotheses into translations (the current
+sentence after the forced prefix, n-best alternatives rescored, output cleaned and never a
+loop), and score candidate translations. A backend adds only its search and its scorer.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import sentencepiece as spm
+
+from subctx import layout
+from subctx.backends.output import clean, collapse_loop, loops
+from subctx.bundle import Bundle, load_bundle
+from subctx.contract import (
+    MAX_SENTENCE_PIECES,
+    AttentionMap,
+    Hypothesis,
+    Request,
+    Translation,
+    decoding_budget,
+)
+from subctx.errors import BundleError
+from subctx.nn import architecture
+
+
+@dataclass
+class Prepared:
+    """A request as model input, in SentencePiece pieces."""
+
+    tokens: list[str]  # the encoder's: context <sep> ... current </s> (or current </s>)
+    segments: list[int]  # each encoder token's segment (0 = the oldest context sentence)
+    prefix: list[str]  # target-side context, forced before the translation
+    budget: int  # most pieces the current sentence may get
+    forced: list[str] = field(default_factory=list)  # the forced start of the translation
+    context: list[str] = field(default_factory=list)  # separate-context models: <ctx> s </s> …
+    distances: list[int] = field(default_factory=list)  # and each context token's distance
+
+    @property
+    def forced_length(self) -> int:
+        """Tokens the decoder is given before it generates: the prefix and the forced start."""
+        return len(self.prefix) + len(self.forced)
+
+
+@dataclass
+class Found:
+    """What a search found for one request: whole outputs (forced tokens included) with their
+    scores, best first, and the best one's cross-attention rows over the encoder tokens (one
+    row per output token) where asked and available."""
+
+    hypotheses: list[tuple[list[str], float]]
+    attention: list[list[float]] | None = None
+    context_attention: AttentionMap | None = None
+
+
+def generated_score(log_prob: float, generated: int, length_penalty: float) -> float:
+    """A hypothesis's rank: the log-probability of what was generated after the forced tokens,
+    normalised by its own length (the same for a translation with and without a prefix)."""
+    return log_prob / max(1, generated) ** length_penalty
+
+
+class Backend(ABC):
+    """A model bundle loaded for translation; subclasses search and score."""
+
+    supports_forced_start = True  # Request.forced_start is honoured
+
+    def __init__(self, bundle: Bundle | str, device: str = "auto", threads: int = 0):
+        self.bundle = bundle if isinstance(bundle, Bundle) else load_bundle(bundle)
+        self.manifest = self.bundle.manifest
+        self.architecture = architecture(self.manifest.architecture)
+        self.tokens = self.manifest.special_tokens
+        try:
+            self.source_sp = spm.SentencePieceProcessor(
+                model_file=str(self.bundle.file(self.manifest.source_spm)))
+            self.target_sp = spm.SentencePieceProcessor(
+                model_file=str(self.bundle.file(self.manifest.target_spm)))
+        except (RuntimeError, OSError) as err:
+            raise BundleError(f"{self.bundle.path}: cannot load the tokenizer ({err})") from None
+
+    # -- what callers ask ------------------------------------------------------------------------
+    @property
+    def max_context(self) -> int:
+        return self.manifest.context.max_k
+
+    @property
+    def uses_target_context(self) -> bool:
+        """Whether the previous translations are read (as a forced decoder prefix): then each
+        cue's translation waits for its context's."""
+        ctx = self.manifest.context
+        return self.architecture.target_context and ctx.max_k > 0 and ctx.target_prefix
+
+    # -- input ---------------------------------------------------------------------------------
+    def budget(self, pieces: int) -> int:
+        """Most pieces the translation of a sentence of `pieces` pieces may get."""
+        return decoding_budget(pieces)
+
+    @staticmethod
+    def _pieces(sp: spm.SentencePieceProcessor, text: str) -> list[str]:
+        return sp.encode(text, out_type=str)[:MAX_SENTENCE_PIECES]
+
+    def prepare(self, request: Request) -> Prepared:
+        """Lay a request out as the architecture reads it (subctx.layout). Concatenated context
+        is dropped, oldest first, until both sides fit the model's positions."""
+        limit = self.manifest.max_positions
+        current = self._pieces(self.source_sp, request.text)[: limit - 1]
+        forced = (self._pieces(self.target_sp, request.forced_start)
+                  if request.forced_start else [])
+        budget = self.budget(len(current))
+        k = min(len(request.source_context), self.max_context)
+        if self.architecture.separate_context:
+            sentences = [self._pieces(self.source_sp, s) for s in
+                         request.source_context[len(request.source_context) - k:]]
+            context, distances = layout.separate_context(sentences, self.tokens.ctx_bos,
+                                                         self.tokens.eos)
+            return Prepared([*current, self.tokens.eos], [0] * (len(current) + 1), [], budget,
+                            forced, context, distances)
+        src_ctx = [self._pieces(self.source_sp, s) for s in request.source_context]
+        tgt_ctx = [self._pieces(self.target_sp, t) for t in request.target_context]
+        if self.uses_target_context:
+            k = min(k, len(tgt_ctx))
+        tokens, segments, prefix = layout.fit_context(
+            src_ctx, tgt_ctx, current, k, self.tokens.sep, self.tokens.eos,
+            self.manifest.context.segment_shift, limit, budget, self.uses_target_context)
+        return Prepared(tokens, segments, prefix, budget, forced)
+
+    def _detok(self, pieces: list[str]) -> str:
+        return clean(self.target_sp.decode_pieces(pieces).strip())
+
+    # -- translating ---------------------------------------------------------------------------
+    def translate(self, requests: Sequence[Request], beam_size: int = 4, num_hypotheses: int = 1,
+                  return_attention: bool = False, max_batch_size: int = 32) -> list[Translation]:
+        """Translate requests (any order; each carries its own context)."""
+        if not requests:
+            return []
+        prepared = [self.prepare(r) for r in requests]
+        beam = max(beam_size, num_hypotheses)
+        found = self._search(prepared, beam, num_hypotheses, return_attention, max_batch_size)
+        out = [self._translation(r, p, f, num_hypotheses, max_batch_size)
+               for r, p, f in zip(requests, prepared, found, strict=True)]
+        looping = [i for i, t in enumerate(out) if loops(requests[i].text, t.text)]
+        if looping:  # once more with every hypothesis of the beam, to find one that does not
+            again = self._search([prepared[i] for i in looping], beam, beam, False,
+                                 max_batch_size)
+            for i, f in zip(looping, again, strict=True):
+                out[i].text = self._without_loop(requests[i].text, prepared[i], f, out[i].text)
+        return out
+
+    def _current(self, output: list[str], prepared: Prepared) -> list[str]:
+        return layout.current_part(output, len(prepared.prefix), self.tokens.sep)
+
+    def _translation(self, request: Request, prepared: Prepared, found: Found,
+                     num_hypotheses: int, max_batch_size: int) -> Translation:
+        currents = [self._current(h, prepared) for h, _ in found.hypotheses]
+        translation = Translation(self._detok(currents[0]), found.hypotheses[0][1])
+        if num_hypotheses > 1:
+            texts = list(dict.fromkeys(self._detok(c) for c in currents[:num_hypotheses]))
+            translation.alternatives = self.score([request] * len(texts), texts,
+                                                  max_batch_size=max_batch_size)
+        if found.attention:
+            rows = found.attention[len(prepared.prefix):len(prepared.prefix) + len(currents[0])]
+            translation.attention = AttentionMap(prepared.tokens, currents[0],
+                                                 [list(row) for row in rows])
+        translation.context_attention = found.context_attention
+        return translation
+
+    def _without_loop(self, source: str, prepared: Prepared, found: Found, best: str) -> str:
+        """The best hypothesis that does not loop, else the best with its loop cut down."""
+        texts = [self._detok(self._current(h, prepared)) for h, _ in found.hypotheses]
+        return next((t for t in texts if t and not loops(source, t)),
+                    collapse_loop(source, best))
+
+    def score(self, requests: Sequence[Request], candidates: Sequence[str],
+              max_batch_size: int = 32) -> list[Hypothesis]:
+        """Log-probability of each candidate as the translation of its request's sentence,
+        with the context forced as at translation time (only the current part is scored)."""
+        prepared = [self.prepare(r) for r in requests]
+        room = self.manifest.max_positions - 2  # <s> and </s> take positions too
+        targets = [(p.prefix + self._pieces(self.target_sp, c))[:room]
+                   for p, c in zip(prepared, candidates, strict=True)]
+        scored = self._score(prepared, targets, max_batch_size)
+        return [Hypothesis(c, log_prob, tokens)
+                for c, (log_prob, tokens) in zip(candidates, scored, strict=True)]
+
+    # -- what a backend adds -------------------------------------------------------------------
+    @abstractmethod
+    def _search(self, batch: list[Prepared], beam: int, num_hypotheses: int, attention: bool,
+                max_batch_size: int) -> list[Found]:
+        """Beam search: for each input at least its best hypothesis (`num_hypotheses` where more
+        are asked), ranked by `generated_score`; forced tokens start every output."""
+
+    @abstractmethod
+    def _score(self, batch: list[Prepared], targets: list[list[str]], max_batch_size: int
+               ) -> list[tuple[float, int]]:
+        """Each target's log-probability after its prefix (its prefix forced, not counted) and
+        </s>, and how many tokens that sums over."""

@@ -1,0 +1,213 @@
+"""The PyTorch backend: every architecture of subctx.nn, the multi-encoder ones (which
+CTranslate2 cannot run) among them, on CPU or CUDA; also serves a CTranslate2 architecture
+where ctranslate2 is not installed (a GPU machine evaluating what it trained).
+
+Optional: it needs the `train` extra (torch, safetensors). Beam search with a key/value cache;
+a bundle holds `model.json` (architecture and ModelConfig) and `model-NNN.safetensors`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from subctx.backends.base import Backend, Found, Prepared, generated_score
+from subctx.bundle import Bundle
+from subctx.contract import AttentionMap, SpecialIds
+from subctx.errors import BundleError
+
+
+class TorchBackend(Backend):
+    """A bundle with backend 'torch', loaded once."""
+
+    def __init__(self, bundle: Bundle | str, device: str = "auto", compute_type: str = "auto",
+                 threads: int = 0):
+        """`compute_type` is CTranslate2's notion: this backend computes in float32."""
+        try:
+            import torch
+
+            from subctx.nn.config import ModelConfig
+            from subctx.nn.weights import load_chunked
+        except ImportError:
+            raise BundleError("this model runs on PyTorch: install it with "
+                              "pip install -e '.[train]'") from None
+        super().__init__(bundle)
+        self.torch = torch
+        if threads:
+            torch.set_num_threads(threads)
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.device = torch.device(device)
+        try:
+            spec = json.loads(self.bundle.file("model.json").read_text(encoding="utf-8"))
+            self.model = self.architecture.build(ModelConfig(**spec["model"]))
+            self.model.load_state_dict(load_chunked(self.bundle.path, "model"))
+        except (OSError, KeyError, ValueError, RuntimeError) as err:
+            raise BundleError(f"{self.bundle.path}: cannot load model ({err})") from None
+        self.model.to(self.device).eval()
+        self.ids = SpecialIds.of(self.target_sp, self.manifest.special_tokens)
+
+    # -- tensors -------------------------------------------------------------------------------
+    def _id_list(self, pieces: list[str]) -> list[int]:
+        return [self.target_sp.piece_to_id(p) for p in pieces]
+
+    def _pieces_of(self, ids: list[int]) -> list[str]:
+        return [self.target_sp.id_to_piece(i) for i in ids]
+
+    def _pad(self, rows: list[list[int]], value: int):
+        width = max(map(len, rows))
+        return self.torch.tensor([row + [value] * (width - len(row)) for row in rows],
+                                 device=self.device)
+
+    def _encode(self, batch: list[Prepared], need_weights: bool = False):
+        """Encoder memory and mask of a batch; segment-shifted positions where the model was
+        trained so, context apart for the multi-encoder models (at least <ctx> for them)."""
+        shift = self.manifest.context.segment_shift
+        src = self._pad([self._id_list(p.tokens) for p in batch], self.ids.pad)
+        positions = (self._pad([[i + s * shift for i, s in enumerate(p.segments)]
+                                for p in batch], 0) if shift else None)
+        if not self.architecture.separate_context:
+            return src, self.model.encode(src, positions)
+        ctx = self._pad([self._id_list(p.context) for p in batch], self.ids.pad)
+        dist = self._pad([p.distances for p in batch], 0)
+        kwargs = {"need_weights": True} if need_weights else {}
+        return src, self.model.encode(src, positions, ctx, dist, **kwargs)
+
+    # -- search --------------------------------------------------------------------------------
+    def _search(self, batch: list[Prepared], beam: int, num_hypotheses: int, attention: bool,
+                max_batch_size: int) -> list[Found]:
+        found: list[Found] = []
+        for start in range(0, len(batch), max_batch_size):
+            found += self._search_batch(batch[start:start + max_batch_size], beam, attention)
+        return found
+
+    def _search_batch(self, batch: list[Prepared], beam: int, attention: bool) -> list[Found]:
+        length = min(self.manifest.max_positions - 1,
+                     max(p.forced_length + p.budget for p in batch))
+        with self.torch.no_grad():
+            src, (memory, mask) = self._encode(batch)
+            results = self._beam_search(memory, mask, beam, max(1, length),
+                                        [self._id_list(p.prefix + p.forced) for p in batch])
+        found = []
+        for i, (prepared, hypotheses) in enumerate(zip(batch, results, strict=True)):
+            outputs = [(self._pieces_of(ids), score) for ids, score in hypotheses]
+            rows = context_rows = None
+            if attention:
+                rows = self._attention_rows(memory[i:i + 1], mask[i:i + 1], hypotheses[0][0])
+                context_rows = self._context_attention(prepared)
+            found.append(Found(outputs, rows, context_rows))
+        return found
+
+    def _beam_search(self, memory, mask, beam: int, max_len: int, forced: list[list[int]]):
+        """Batched beam search with a key/value cache; per sentence [(ids, score)], best first,
+        scored by `generated_score`. Each sentence's `forced` tokens come first (target-side
+        context, a forced start; the ids include them) and count in neither the log-probability
+        nor the length, as the CTranslate2 backend ranks them."""
+        torch = self.torch
+        pad, eos = self.ids.pad, self.ids.eos
+        penalty = self.manifest.length_penalty
+        batch = memory.size(0)
+        cache = self.model.start_decoding(memory.repeat_interleave(beam, 0),
+                                          mask.repeat_interleave(beam, 0))
+        tokens = torch.full((batch * beam, 1), self.ids.bos, dtype=torch.long,
+                            device=self.device)
+        scores = torch.zeros(batch, beam, device=self.device)
+        scores[:, 1:] = -math.inf
+        finished: list[list[tuple[list[int], float]]] = [[] for _ in range(batch)]
+        done = [False] * batch
+        for step in range(1, max_len + 1):
+            logits = self.model.decode_step(tokens[:, -1], cache).float()
+            logits[:, self.ids.unk] = -math.inf  # never '⁇' in a subtitle
+            logp = logits.log_softmax(-1)
+            vocab = logp.size(-1)
+            rows = [b * beam + j for b in range(batch) if step <= len(forced[b])
+                    for j in range(beam)]
+            if rows:  # a forced step: only the given token may follow
+                rows_t = torch.tensor(rows, device=self.device)
+                wanted = torch.tensor([forced[r // beam][step - 1] for r in rows],
+                                      device=self.device)
+                logp[rows_t] = -math.inf
+                logp[rows_t, wanted] = 0.0
+            total = (scores.view(-1, 1) + logp).view(batch, beam * vocab)
+            top_scores, top_index = total.topk(2 * beam, dim=-1)
+            next_tokens, next_scores, parents = [], [], []
+            for b in range(batch):
+                kept = 0
+                for score, index in zip(top_scores[b].tolist(), top_index[b].tolist(),
+                                        strict=True):
+                    parent, token = divmod(index, vocab)
+                    row = b * beam + parent
+                    if token == eos or step == max_len:
+                        if not done[b] and score > -math.inf:
+                            ids = tokens[row, 1:].tolist() + ([] if token == eos else [token])
+                            # </s> counts when it came (CTranslate2's lengths)
+                            generated = len(ids) + (token == eos) - len(forced[b])
+                            finished[b].append((ids, generated_score(score, generated,
+                                                                     penalty)))
+                        continue
+                    if kept < beam:
+                        next_tokens.append(token)
+                        next_scores.append(score if not done[b] else -math.inf)
+                        parents.append(row)
+                        kept += 1
+                while kept < beam:  # pad with dead beams
+                    next_tokens.append(pad)
+                    next_scores.append(-math.inf)
+                    parents.append(b * beam)
+                    kept += 1
+                if len(finished[b]) >= beam:
+                    done[b] = True
+            if all(done):
+                break
+            parents_t = torch.tensor(parents, device=self.device)
+            cache.reorder(parents_t)
+            tokens = torch.cat([tokens[parents_t],
+                                torch.tensor(next_tokens, device=self.device)[:, None]], dim=1)
+            scores = torch.tensor(next_scores, device=self.device).view(batch, beam)
+        return [sorted(f, key=lambda h: -h[1]) or [([], -math.inf)] for f in finished]
+
+    # -- attention -----------------------------------------------------------------------------
+    def _attention_rows(self, memory, mask, output: list[int]) -> list[list[float]] | None:
+        """The last decoder layer's cross-attention, one row per output token (the row the
+        decoder computed reading that token)."""
+        tgt = self.torch.tensor([[self.ids.bos, *output]], device=self.device)
+        with self.torch.no_grad():
+            _, weights = self.model.decode(tgt, memory, mask, need_weights=True)
+        return weights[0, 1:].tolist() if weights is not None else None
+
+    def _context_attention(self, prepared: Prepared) -> AttentionMap | None:
+        """The gated layer's attention from the current sentence to the context (Voita et al.
+        2018); None for models without one (the capsule network routes, it does not attend)."""
+        if not hasattr(self.model, "context_attention"):
+            return None
+        with self.torch.no_grad():
+            self._encode([prepared], need_weights=True)
+        weights = self.model.context_attention
+        if weights is None:
+            return None
+        return AttentionMap(prepared.context, prepared.tokens,
+                            weights[0, :len(prepared.tokens), :len(prepared.context)].tolist())
+
+    # -- scoring -------------------------------------------------------------------------------
+    def _score(self, batch: list[Prepared], targets: list[list[str]], max_batch_size: int
+               ) -> list[tuple[float, int]]:
+        out: list[tuple[float, int]] = []
+        for start in range(0, len(batch), max_batch_size):
+            out += self._score_batch(batch[start:start + max_batch_size],
+                                     targets[start:start + max_batch_size])
+        return out
+
+    def _score_batch(self, batch: list[Prepared], targets: list[list[str]]
+                     ) -> list[tuple[float, int]]:
+        torch = self.torch
+        rows = [[self.ids.bos, *self._id_list(t), self.ids.eos] for t in targets]
+        tgt = self._pad(rows, self.ids.pad)
+        counted = tgt[:, 1:] != self.ids.pad
+        for row, prepared in enumerate(batch):
+            counted[row, :len(prepared.prefix)] = False
+        with torch.no_grad():
+            _, (memory, mask) = self._encode(batch)
+            logp = self.model.decode(tgt[:, :-1], memory, mask)[0].float().log_softmax(-1)
+            picked = logp.gather(-1, tgt[:, 1:, None])[..., 0].masked_fill(~counted, 0.0)
+        return [(float(value), int(n)) for value, n in
+                zip(picked.sum(-1).tolist(), counted.sum(-1).tolist(), strict=True)]

@@ -1,0 +1,151 @@
+"""The translate service that the command line and the review screen share: a person's choices
+(model, device, context, scope...) turned into a loaded model and decoding options, and files
+read, translated together and written out atomically as each one is complete.
+
+No printing here: callers get warnings, failures and per-file reports back and show them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from subctx.backends import backend_for, open_backend
+from subctx.bundle import Bundle, default_bundle_path, load_bundle
+from subctx.contract import Translator
+from subctx.decoding import DecodeOptions, DocumentResult, translate_documents
+from subctx.errors import BundleError, SubctxError
+from subctx.files import Job
+from subctx.formats import SubtitleFile, read_subtitles
+from subctx.textio import atomic_write_text
+from subctx.units import DocumentPlan, plan_document
+from subctx.wrap import DEFAULT_MAX_CPS, DEFAULT_MAX_LINES, DEFAULT_WIDTH, readability
+
+Failure = tuple[Path, str]  # a file and why it was not translated
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """Which model, where and how to decode (None: the bundle's own default)."""
+
+    model: Path | None = None  # a bundle folder; None: the embedded one
+    device: str = "auto"
+    compute_type: str = "auto"
+    threads: int = 0
+    context: int | None = None
+    max_gap: float | None = None
+    beam: int = 4
+    guard: bool | None = None
+    scope: str | None = None
+    schedule: str | None = None
+
+    def bundle(self) -> Bundle:
+        """The chosen bundle, checked (its manifest and files) before any input is read."""
+        try:
+            bundle = load_bundle(self.model if self.model is not None else default_bundle_path())
+        except BundleError:
+            if self.model is None and not default_bundle_path().exists():
+                raise BundleError("no model installed: the embedded default bundle is missing "
+                                  f"({default_bundle_path()}); pass --model DIR") from None
+            raise
+        backend_for(bundle)
+        return bundle
+
+    def options(self, bundle: Bundle, **rest) -> DecodeOptions:
+        return DecodeOptions.for_model(bundle.manifest.context, self.context, self.max_gap,
+                                       self.guard, self.scope, self.schedule,
+                                       beam_size=self.beam, **rest)
+
+    def translator(self, bundle: Bundle) -> Translator:
+        return open_backend(bundle, device=self.device, compute_type=self.compute_type,
+                            threads=self.threads)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How translated cues are laid out and checked."""
+
+    width: int = DEFAULT_WIDTH  # characters per line, never more
+    max_lines: int = DEFAULT_MAX_LINES  # lines a cue should have at most
+    max_cps: float = DEFAULT_MAX_CPS  # reading speed a cue should stay under
+
+
+DEFAULT_LAYOUT = Layout()
+
+
+@dataclass
+class Loaded:
+    """An input read and planned, with where its translation goes."""
+
+    job: Job
+    sub: SubtitleFile
+    plan: DocumentPlan
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Written:
+    """One translated file."""
+
+    source: Path
+    output: Path
+    cues: int
+    seconds: float  # since the run started (files are translated together)
+    over_lines: list[int]  # cue indices over Layout.max_lines lines
+    too_fast: list[int]  # cue indices over Layout.max_cps
+    fallbacks: int  # cues whose context translation the guard found broken and replaced
+    warnings: list[str]  # what the translation left to look at (an empty translation...)
+
+
+def load(jobs: list[Job], encoding: str | None = None) -> tuple[list[Loaded], list[Failure]]:
+    """Read and plan each input; a file that cannot be read is a failure, not an exception."""
+    loaded, failed = [], []
+    for job in jobs:
+        try:
+            sub = read_subtitles(job.source, encoding)
+        except SubctxError as problem:
+            failed.append((job.source, str(problem)))
+            continue
+        plan = plan_document(sub)
+        loaded.append(Loaded(job, sub, plan, [*sub.warnings, *plan.warnings]))
+    return loaded, failed
+
+
+def translate_files(loaded: list[Loaded], translator: Translator, options: DecodeOptions,
+                    layout: Layout = DEFAULT_LAYOUT,
+                    on_units_done: Callable[[int], None] | None = None,
+                    on_written: Callable[[Written | None], None] | None = None,
+                    ) -> tuple[list[Written], list[Failure]]:
+    """Translate the files together (their cues share batches) and write each translation
+    atomically as soon as its file is complete. `on_units_done(n)` counts translated units;
+    `on_written(w)` follows every file (None when it could not be written)."""
+    written: list[Written] = []
+    failed: list[Failure] = []
+    start = time.perf_counter()
+
+    def document_done(doc: int, result: DocumentResult) -> None:
+        item = loaded[doc]
+        try:
+            lines = result.cue_lines(layout.width, layout.max_lines)
+            atomic_write_text(item.job.output, item.sub.render(lines))
+        except OSError as problem:
+            failed.append((item.job.source, f"cannot write {item.job.output}: "
+                                            f"{problem.strerror or problem}"))
+            if on_written:
+                on_written(None)
+            return
+        checks = readability([(c.start, c.end) for c in item.sub.cues], lines,
+                             layout.max_lines, layout.max_cps)
+        written.append(Written(item.job.source, item.job.output, len(item.sub.cues),
+                               time.perf_counter() - start, checks.over_lines,
+                               checks.too_fast, result.broken_fallbacks(), result.warnings))
+        if on_written:
+            on_written(written[-1])
+
+    translate_documents([item.plan for item in loaded], translator, options,
+                        on_units_done=(lambda d, units: on_units_done(len(units)))
+                        if on_units_done else None,
+                        on_document_done=document_done)
+    return written, failed
