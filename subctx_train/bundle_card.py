@@ -67,7 +67,7 @@ def _init_from(run_dir: Path) -> str | None:
 
 def _pretraining(run_dir: Path) -> list[dict]:
     """The runs this one started from (`--init-from`, followed back), earliest first."""
-    from subctx_train.train import init_run_dir
+    from subctx_train.runs import init_run_dir
 
     stages, seen = [], {run_dir.resolve()}
     init_from = _init_from(run_dir)

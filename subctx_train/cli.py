@@ -73,7 +73,8 @@ def train(
 
     from subctx_train.config import make_config
     from subctx_train.data import read_documents
-    from subctx_train.train import Trainer, keep_freed_memory
+    from subctx_train.hardware import keep_freed_memory
+    from subctx_train.train import Trainer
 
     keep_freed_memory()
     if threads:
@@ -273,7 +274,8 @@ def finalize(
 
     from subctx_train.config import TrainConfig
     from subctx_train.data import read_documents
-    from subctx_train.train import Trainer, plot_metrics
+    from subctx_train.plots import plot_metrics
+    from subctx_train.train import Trainer
 
     cfg = TrainConfig.from_dict(json.loads((run_dir / "config.json").read_text())["train"])
     trainer = Trainer(cfg, run_dir, [], read_documents(dev), device="cpu", quiet=True)

@@ -39,7 +39,7 @@ START=()
 MAX_STEPS=$STEPS
 if [[ -n "${INIT:-}" ]]; then
   # the init run's step count: fine-tuning goes on from there (see `train --max-steps`)
-  BASE_STEP=$(python3 -c "import sys; from subctx_train.train import init_step; print(init_step(sys.argv[1]))" "$INIT")
+  BASE_STEP=$(python3 -c "import sys; from subctx_train.runs import init_step; print(init_step(sys.argv[1]))" "$INIT")
   START=(--init-from "$INIT")
   MAX_STEPS=$(( BASE_STEP + STEPS ))
 fi

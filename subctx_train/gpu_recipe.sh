@@ -150,7 +150,7 @@ rows() {
     local init="$RECIPE_DIR/embedded" start_step=0 from=()
     "$PY" -m subctx_train.cli unbundle "$EMBEDDED" --out "$init" > /dev/null
     local embedded_step
-    embedded_step=$("$PY" -c 'import sys; from subctx_train.train import init_step; print(init_step(sys.argv[1]))' \
+    embedded_step=$("$PY" -c 'import sys; from subctx_train.runs import init_step; print(init_step(sys.argv[1]))' \
         "$init")
     if [ "$from_embedded" = 1 ]; then  # every row fine-tunes the one GPU-trained model
         from=(--init-from "$init"); start_step=$embedded_step

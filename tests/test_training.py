@@ -12,9 +12,11 @@ from subctx_train.checkpoint import average_states, load_chunked, save_checkpoin
 from subctx_train.config import make_config
 from subctx_train.data import Document, Segment
 from subctx_train.examples import BOS, EOS, Example, batch_stream, epoch_batches, render
+from subctx_train.hardware import share_gpu, use_bf16
 from subctx_train.loss import discounted_loss
 from subctx_train.prefetch import Prefetcher
-from subctx_train.train import Trainer, init_step, share_gpu, use_bf16
+from subctx_train.runs import init_step
+from subctx_train.train import Trainer
 from tests.helpers import CORPUS
 
 
@@ -154,7 +156,7 @@ def test_resume_gives_identical_state(tmp_path):
     first = _trainer(tmp_path, "resumed", max_steps=6, eval_every=6)
     first.train()
     second = _trainer(tmp_path, "resumed", max_steps=12, eval_every=6)
-    assert second.step == 6
+    assert second.state.step == 6
     second.train()
     a, b = straight.model.state_dict(), second.model.state_dict()
     assert all(torch.equal(a[k], b[k]) for k in a)
@@ -177,7 +179,7 @@ def test_fine_tuning_starts_from_the_baseline(tmp_path, architecture):
     final = load_file(str(tmp_path / "base" / "final.safetensors"))
     tuned = _fine_tuner(tmp_path, architecture, tmp_path / "base", architecture=architecture,
                         max_steps=14, eval_every=2, enc_layers=2)
-    assert tuned.step == 10  # the schedule goes on from the baseline's last step
+    assert tuned.state.step == 10  # the schedule goes on from the baseline's last step
     checkpoint = sorted((tmp_path / "base" / "checkpoints").glob("step-*"))[-1]
     assert init_step(tmp_path / "base") == init_step(checkpoint) == 10
     assert (tmp_path / architecture / "spm.model").read_bytes() == \
@@ -189,10 +191,10 @@ def test_fine_tuning_starts_from_the_baseline(tmp_path, architecture):
         for name in ("source_last.ffn.inner.weight", "context_last.ffn.inner.weight"):
             assert torch.equal(own[name], final["encoder.1.ffn.inner.weight"])
     tuned.train()
-    assert tuned.step == 14
+    assert tuned.state.step == 14
     resumed = _fine_tuner(tmp_path, architecture, tmp_path / "base", architecture=architecture,
                           max_steps=14, enc_layers=2)
-    assert resumed.step == 14  # a restart resumes the run, it does not re-initialise
+    assert resumed.state.step == 14  # a restart resumes the run, it does not re-initialise
     info = _training_info(tmp_path / architecture, tuned.cfg, {})
     [stage] = info["pretraining"]
     assert stage["architecture"] == "transformer" and stage["run"] == str(tmp_path / "base")
@@ -211,7 +213,7 @@ def test_fine_tuning_refuses_another_tokenizer(tmp_path):
 def test_budget_stops_training(tmp_path):
     trainer = _trainer(tmp_path, "budget", max_steps=100_000, budget_minutes=0.001)
     trainer.train()
-    assert 0 < trainer.step < 100_000
+    assert 0 < trainer.state.step < 100_000
 
 
 def test_chunked_checkpoints_round_trip(tmp_path):
