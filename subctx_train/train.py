@@ -260,7 +260,6 @@ class Trainer:
         self._resume()
         self.net = self._wrap(BatchForward(self.model))
         self.window = Window()
-        self._write_run_config()
 
     def _tokenizer(self, train_docs: list[Document], init_from: Path | None,
                    spm_model: Path | None) -> spm.SentencePieceProcessor:
@@ -334,7 +333,8 @@ class Trainer:
 
     def _write_run_config(self) -> None:
         """config.json, the run's record for its model card: the resolved config, the model's,
-        where it started from, the data and the machine."""
+        where it started from, the data and the machine. Written when training starts, not by
+        every Trainer: `finalize` builds one without the data, maybe on another machine."""
         record = {"train": self.cfg.to_dict(), "model": self.model_cfg.to_dict(),
                   "init_from": str(self.init_from) if self.init_from else None,
                   "data": self.data, "hardware": describe_hardware(self.device, self.info.world)}
@@ -365,6 +365,8 @@ class Trainer:
         cfg, state = self.cfg, self.state
         self.started = time.monotonic()
         deadline = self.started + cfg.budget_minutes * 60 if cfg.budget_minutes else math.inf
+        if self.info.main:
+            self._write_run_config()
         self.model.train()
         self.window, reason = Window(), "max_steps"
         with StepLog(self.quiet, cfg.max_steps, state.step) as log, \
