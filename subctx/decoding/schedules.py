@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from subctx.decoding.state import Run, Unit
+from subctx.registry import lookup
 
 MIN_BLOCK = 8  # units: shorter blocks would re-decode many block starts for little gain
 
@@ -139,7 +140,4 @@ BLOCKS = SCHEDULES["blocks"]
 
 def schedule_named(name: str) -> Schedule:
     """The registered schedule of this name; ValueError listing the names otherwise."""
-    try:
-        return SCHEDULES[name]
-    except KeyError:
-        raise ValueError(f"unknown schedule {name!r} (use {', '.join(SCHEDULES)})") from None
+    return lookup(SCHEDULES, name, "schedule")

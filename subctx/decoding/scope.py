@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from subctx import agreement
 from subctx.contract import Fallback
+from subctx.registry import lookup
 
 OUT_OF_SCOPE = Fallback("changes no pronoun or ты/вы", broken=False)
 
@@ -75,7 +76,4 @@ SCOPES: dict[str, ContextScope] = {s.name: s for s in (EveryChange(), AgreementO
 
 def scope_named(name: str) -> ContextScope:
     """The registered scope of this name; ValueError listing the names otherwise."""
-    try:
-        return SCOPES[name]
-    except KeyError:
-        raise ValueError(f"unknown context scope {name!r} (use {', '.join(SCOPES)})") from None
+    return lookup(SCOPES, name, "context scope")

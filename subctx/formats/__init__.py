@@ -15,6 +15,7 @@ from subctx.formats.ass import ASS
 from subctx.formats.base import Cue, Format, SubtitleFile
 from subctx.formats.srt import SRT
 from subctx.formats.vtt import VTT
+from subctx.registry import lookup
 from subctx.textio import decode_text
 
 __all__ = ["EXTENSIONS", "FORMATS", "Cue", "Format", "SubtitleFile", "detect_format",
@@ -27,11 +28,7 @@ MAX_FILE_BYTES = 50 * 1024 * 1024
 
 def format_named(name: str) -> Format:
     """The registered format of this name; ValueError listing the names otherwise."""
-    try:
-        return FORMATS[name]
-    except KeyError:
-        raise ValueError(f"unknown subtitle format {name!r} (use "
-                         f"{', '.join(FORMATS)})") from None
+    return lookup(FORMATS, name, "subtitle format")
 
 
 def detect_format(path: Path, text: str) -> Format:

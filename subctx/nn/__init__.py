@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from importlib import import_module
 from typing import Any
 
+from subctx.registry import lookup
+
 
 @dataclass(frozen=True)
 class Architecture:
@@ -67,8 +69,4 @@ ARCHITECTURES: dict[str, Architecture] = {a.name: a for a in (
 
 def architecture(name: str) -> Architecture:
     """The registered architecture of this name; ValueError listing the names otherwise."""
-    try:
-        return ARCHITECTURES[name]
-    except KeyError:
-        raise ValueError(f"unknown architecture {name!r} (use "
-                         f"{', '.join(ARCHITECTURES)})") from None
+    return lookup(ARCHITECTURES, name, "architecture")
