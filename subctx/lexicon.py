@@ -113,10 +113,15 @@ def _after_noun_word(before: str) -> bool:
         len(before) >= 4 and before not in _ADVERBS and before.endswith(_ADJECTIVE_ENDINGS))
 
 
+# a reflexive singular imperative: успокойся, останься, садись (not -щийся, -ться, запись, -лись)
+_REFLEXIVE_ORDER = re.compile(r"\w{2,}(?:[аяуое]йся|[^\Wаеёиоуыэюяйьтч]ься|[^\Wлп]ись)")
+
+
 def informal_word(word: str) -> bool:
-    """Whether a word, alone, is a ты form: a pronoun, a verb in -ешь / -ишь(ся), or a common
-    singular imperative (смотри, давай)."""
+    """Whether a word, alone, is a ты form: a pronoun, a verb in -ешь / -ишь(ся), a common
+    singular imperative (смотри, давай) or a reflexive one (успокойся, останься, садись)."""
     return (word in INFORMAL_PRONOUNS or word in _SINGULAR_ORDERS
+            or _REFLEXIVE_ORDER.fullmatch(word) is not None
             or (word not in _NOT_SECOND_PERSON
                 and any(_stem_ends(word, t) for t, _ in PERSON_ENDINGS)))
 
@@ -132,10 +137,14 @@ def formal_word(word: str, before: str = "") -> bool:
     return word.endswith(("сь", "ся")) or not _after_noun_word(before)
 
 
+_INTERJECTIONS = {"ты": _forms("ух")}  # «ух ты» (wow) addresses nobody
+
+
 def address(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """The ты forms and the вы forms a text uses (pronouns and verb forms), lower case."""
     ws = words(text)
-    informal = frozenset(w for w in ws if informal_word(w))
+    informal = frozenset(w for i, w in enumerate(ws) if informal_word(w) and not (
+        i and ws[i - 1] in _INTERJECTIONS.get(w, ())))
     formal = frozenset(w for i, w in enumerate(ws) if formal_word(w, ws[i - 1] if i else ""))
     return informal, formal
 
@@ -145,6 +154,10 @@ def register(text: str) -> str | None:
     else None (none, or both)."""
     informal, formal = address(text)
     return INFORMAL if informal and not formal else FORMAL if formal and not informal else None
+
+
+BE = _forms("быть был была было были буду будешь будет будем будете будут будь будьте")
+"""The forms of быть: an auxiliary (я буду / ты был) as often as a verb of its own."""
 
 
 def other_form(word: str, pairs: Iterable[tuple[str, str]], min_stem: int = 1) -> list[str]:

@@ -78,3 +78,91 @@ def test_needs_context_from_the_english():
     for source in ("The line in the script was wrong.", "Wow, Joey, this is great.", "Seven sharp.",
                    "Fred is the strongest cyclone.", "I'm fine.", "They left.", "She left."):
         assert not needs_context(source), source
+
+
+def test_one_lexicon_of_russian_forms():
+    from subctx import lexicon
+
+    # every case of the possessive, also the prepositional (в твоём / вашем)
+    assert {"твоём", "твоем"} <= lexicon.INFORMAL_PRONOUNS and "вашем" in lexicon.FORMAL_PRONOUNS
+    assert lexicon.register("Я не ходил бы на кухню на твоем месте.") == lexicon.INFORMAL
+    # verbs and imperatives say the register without a pronoun
+    assert lexicon.register("Знаете что? Берите остаток дня.") == lexicon.FORMAL
+    assert lexicon.register("Убирайся отсюда.") == lexicon.INFORMAL
+    assert lexicon.register("Иди сюда. Дай мне свои ноги.") == lexicon.INFORMAL
+    # a noun in -ете after a preposition is no verb; «лишь» no -ишь verb; «ух ты» no ты
+    for text in ("Он не самый башковитый человек на свете.", "Эй, а что на этой кассете?",
+                 "Это лишь временное имя.", "Ух ты, Джоуи, это..."):
+        assert lexicon.register(text) is None, text
+    assert lexicon.register("Ну так как ты? А как вы?") is None  # both
+    assert lexicon.genders("ей") == {lexicon.FEMININE} and "его" in lexicon.THIRD_PERSON["оно"]
+    assert lexicon.other_form("знаешь", lexicon.PERSON_ENDINGS) == ["знаете"]
+
+
+def test_a_dropped_form_of_address_moves_nowhere():
+    from subctx.agreement import FORMAL, INFORMAL, _moved_to, keeps
+
+    assert _moved_to("Рад познакомиться с вами.", "Приятно познакомиться.") is None
+    assert _moved_to("Прости, ребята.", "Ребята.") is None
+    assert _moved_to("Вы уверены?", "Ты уверен?") == INFORMAL
+    assert _moved_to("Я просто служу.", "Вы просто служите.") == FORMAL
+    assert _moved_to("Ты продолжаешь.", "Ты будешь.") is None  # ты before and after
+    assert _moved_to("Забудь о тебе. Подумай.", "Забудь о тебе. Подумайте.") is None  # mixed
+    assert not keeps("Excuse me, that's fifty bucks.", "Извините, это сделка.",
+                     "Прошу прощения, это сделки.", ["Это будет стоить тебе столько."])
+    assert keeps("Nobody asked you.", "Никто вас не спрашивал.", "Тебя никто не спрашивал.",
+                 ["Это не выглядит так хорошо на тебе."])
+    assert keeps("Look.", "Посмотрите.", "Смотри.", ["Иди сюда."])  # an imperative tells ты
+    # "you kids" are вы whatever the line before says
+    assert not keeps("I'll just see you kids around.", "Я посмотрю вас.", "Я посмотрю тебя.",
+                     ["Ну, твой отец и я пойдём."])
+
+
+def test_a_pronoun_for_it_but_not_for_he_or_she():
+    from subctx.agreement import keeps
+
+    assert keeps("Ooh! I found it!", "Я нашла это!", "Я нашла его!")
+    assert keeps("It stopped bleeding.", "Он остановился.", "Она перестала.")
+    assert keeps("She stole my heart and won't give it back!", "Она украла сердце!",
+                 "Она украла сердце и не отдаст его!")
+    assert not keeps("Richard told me he loved me.", "Ричард сказал, что любит меня.",
+                     "Ричард сказал, что он любил меня.")
+    assert not keeps("I could live without it.", "Я мог жить без него.", "Я мог жить без этого.")
+
+
+def test_an_elided_verb_is_kept_where_it_comes_from_the_line_before():
+    from subctx.agreement import keeps
+
+    previous = ["Ладно, я сделаю твою стирку."]
+    assert keeps("I will, I will.", "Я буду, буду.", "Я сделаю, сделаю.", previous)
+    assert not keeps("I was.", "Я был.", "Я была.", ["Ты взял ложку?"])  # the speaker's gender
+    assert not keeps("Okay, maybe I will.", "Ладно, может, я найду.",
+                     "Ладно, может быть, я буду.", ["Если я спросил тебя, может быть?"])
+
+
+def test_more_elided_verbs_and_their_look_alikes():
+    from subctx.agreement import elided
+
+    for source in ("I won't, dear.", "Oh, she did, didn't she?", "Maybe the others will, too.",
+                   "We certainly do, Mr President.", "You did, but...", "- Yes, I did, but --",
+                   "Well, maybe you didn't, but your split personality did.", "- But will we?",
+                   "It's OK. No, I don't actually."):
+        assert elided(source), source
+    for source in ("Here it is.", "There he is. The dog.", "That's what it is!", "Uh... Do it?",
+                   "I just want things back, you know, the way they were.", "Wow, this is...",
+                   "-What'll you do? -You have to tell her.", "which I do."):
+        assert not elided(source), source
+
+
+def test_orders_questions_and_words_of_address():
+    from subctx.agreement import needs_context
+
+    for source in ("Just wait.", "So tell me, how was it?", "Then let me stay for free!",
+                   "Sorry, I'm late.", "Y'know, when decisions have to be made?",
+                   "Oh d'ya need any help?", "Open the folder", "And I found it."):
+        assert needs_context(source), source
+    for source in ("Do they know?", "So, what do we do? Do we just go back inside?",
+                   "Thank you.", "OK, see you later.", "Damn it all.", "It's okay.",
+                   "It's a big day today.", "It just seems like a small number.",
+                   "Can we watch Joey's show now, please?", "Cambodia found itself squeezed."):
+        assert not needs_context(source), source
