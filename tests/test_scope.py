@@ -18,8 +18,9 @@ AGREEMENT, ALL = SCOPES["agreement"], SCOPES["all"]
     ("It's gone.", "Он ушёл.", "Она ушла.", [], True),
     # the speaker's gender: a guess from another speaker's line, left to the plain translation
     ("I got it.", "Я понял.", "Я поняла.", [], False),
-    # an elided verb takes whatever the previous line gives it
-    ("I did.", "Я сделал.", "Видел.", [], True),
+    # an elided verb takes the verb the previous line gives it
+    ("I did.", "Я сделал.", "Видел.", ["Ты видел его?"], True),
+    ("I did.", "Я сделал.", "Видел.", [], False),  # not a word of it from a previous line
 ])
 def test_the_agreement_scope_keeps_only_agreement(source, plain, with_context, previous, kept):
     assert AGREEMENT.keeps(source, plain, with_context, previous) is kept
