@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+from subctx.clihelp import PlainCommand, PlainGroup
+from subctx_train.config import DEFAULT_PRESET, preset_names
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, cls=PlainGroup,
                   help="Train, export and evaluate subctx translation models.")
+DEVICES = "auto|cpu|cuda"
 
 
 @app.callback()
@@ -16,62 +21,101 @@ def _root() -> None:
     """Train, export and evaluate subctx translation models."""
 
 
-@app.command()
+class ConfigUsageError(typer.BadParameter):
+    """A config override or file the trainer cannot use: a usage error, in its own words."""
+
+    def format_message(self) -> str:
+        return self.message
+
+
+def config_panel():
+    """The config fields as `train --help` lists them: flag, value, help and the value the
+    default preset gives."""
+    from rich.panel import Panel
+    from rich.table import Table
+    from rich.text import Text
+
+    from subctx_train.config import TrainConfig, field_help, flag_name, load_config, metavar
+
+    defaults = load_config(DEFAULT_PRESET)
+    table = Table(box=None, show_header=False, padding=(0, 1), pad_edge=False, expand=True)
+    table.add_column(style="bold cyan", no_wrap=True)
+    table.add_column(style="bold yellow", no_wrap=True)
+    table.add_column(ratio=1)
+    for f in fields(TrainConfig):
+        value = getattr(defaults, f.name)
+        if isinstance(value, list):
+            value = ",".join(map(str, value))
+        elif isinstance(value, dict):
+            value = ",".join(f"{k}={v}" for k, v in value.items()) or "none"
+        elif isinstance(value, bool):
+            value = "on" if value else "off"
+        flag = f"--[no-]{flag_name(f)}" if metavar(f) == "" else f"--{flag_name(f)}"
+        table.add_row(Text(flag), metavar(f),
+                      Text(field_help(f)) + Text(f" [default: {value}]", style="dim"))
+    return Panel(table, border_style="dim", title_align="left",
+                 title=f"Config fields: --FIELD VALUE after DATA (defaults: {DEFAULT_PRESET})")
+
+
+class TrainCommand(PlainCommand):
+    """`train`, whose help also lists the config fields (`--FIELD VALUE`)."""
+
+    def format_help(self, ctx, formatter) -> None:
+        super().format_help(ctx, formatter)
+        from rich.console import Console
+        from typer import rich_utils
+
+        Console(width=rich_utils.MAX_WIDTH, force_terminal=rich_utils.FORCE_TERMINAL,
+                color_system=rich_utils.COLOR_SYSTEM).print(config_panel())
+
+
+@app.command(cls=TrainCommand,
+             context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def train(
-    data: Annotated[list[Path], typer.Argument(help="Training .jsonl files or folders.")],
+    ctx: typer.Context,
+    data: Annotated[list[str], typer.Argument(
+        metavar="DATA...", show_default=False,
+        help="Training .jsonl files or folders; any --FIELD VALUE among them sets a config "
+             "field (listed below).")],
     run_dir: Annotated[Path, typer.Option(
-        "--run", "--run-dir",
+        "--run", "--run-dir", metavar="DIR",
         help="Run folder (resumes if it exists); under torchrun write --run-dir (torchrun "
              "takes --run for its own --run-path).")],
-    dev: Annotated[list[Path] | None, typer.Option(help="Dev .jsonl for early stopping.")] = None,
-    preset: Annotated[str, typer.Option(help="cpu-small, gpu-base or tiny.")] = "cpu-small",
-    architecture: Annotated[str, typer.Option(
-        help="transformer, concat, context_encoder or capsule.")] = "concat",
-    cd_weight: Annotated[float | None, typer.Option(help="Context-discount weight.")] = None,
-    segment_shift: Annotated[int | None, typer.Option(help="0 disables shifting.")] = None,
-    max_k: Annotated[int | None, typer.Option(help="Most context sentences.")] = None,
-    target_context: Annotated[str | None, typer.Option(
-        help="prefix (sKtoK: context on both sides) or none (sKto1).")] = None,
+    dev: Annotated[list[Path] | None, typer.Option(
+        metavar="FILE", help="Dev .jsonl for early stopping (repeatable).")] = None,
+    preset: Annotated[str | None, typer.Option(
+        metavar="NAME", help=f"Size preset (subctx_train/configs): {', '.join(preset_names())}; "
+                             f"default {DEFAULT_PRESET}.")] = None,
+    config: Annotated[Path | None, typer.Option(
+        "--config", metavar="FILE", exists=True, dir_okay=False,
+        help="A TOML file of config fields, instead of a preset.")] = None,
+    device: Annotated[str, typer.Option(metavar=DEVICES, help="Where to train.")] = "auto",
+    threads: Annotated[int, typer.Option(
+        metavar="N", help="CPU threads for torch (0: default).")] = 0,
     init_from: Annotated[Path | None, typer.Option(
-        exists=True, help="Start from another run's weights (run folder or step-* checkpoint).")
-    ] = None,
-    budget_minutes: Annotated[float, typer.Option(help="Wall-clock limit (0: none).")] = 0.0,
-    max_steps: Annotated[int | None, typer.Option(
-        help="Stop after this many updates (fine-tuning counts the init run's).")] = None,
-    max_tokens: Annotated[int | None, typer.Option(help="Tokens per batch.")] = None,
-    lr: Annotated[float | None, typer.Option(
-        help="Noam factor: lr = factor * d^-0.5 * min(step^-0.5, step * warmup^-1.5) "
-             "(e.g. lower it to fine-tune with small CPU batches).")] = None,
-    dropout: Annotated[float | None, typer.Option()] = None,
-    vocab_size: Annotated[int | None, typer.Option()] = None,
-    seed: Annotated[int | None, typer.Option()] = None,
-    precision: Annotated[str | None, typer.Option(
-        help="auto (bf16 where the hardware runs it natively), bf16 or fp32.")] = None,
-    compile: Annotated[bool, typer.Option(
-        help="torch.compile the training step (faster after a start-up of minutes).")] = False,
-    device: Annotated[str, typer.Option(help="auto, cpu or cuda.")] = "auto",
-    threads: Annotated[int, typer.Option(help="CPU threads for torch (0: default).")] = 0,
-    direction: Annotated[str, typer.Option(
-        help="en-ru, or ru-en (the same data with the sides swapped, for back-translation)."
-    )] = "en-ru",
-    weight: Annotated[list[str] | None, typer.Option(
-        help="NAME=W: copies per epoch of a corpus (doc id prefix, e.g. friends) or a domain "
-             "(e.g. news); 'synthetic=W' scales back-translated documents. Repeatable.")] = None,
-    own_context: Annotated[float | None, typer.Option(
-        help="Chance that target-side context is the model's own translation (needs documents "
-             "with `mt`, see self-translate) instead of the reference.")] = None,
-    noisy_context: Annotated[float | None, typer.Option(
-        help="Chance that target-side context is perturbed (cut short, words dropped), as "
-             "an imperfect earlier translation is at inference.")] = None,
+        exists=True, metavar="RUN",
+        help="Start from another run's weights (run folder or step-* checkpoint).")] = None,
     spm_model: Annotated[Path | None, typer.Option(
-        "--spm", exists=True, dir_okay=False,
+        "--spm", exists=True, dir_okay=False, metavar="FILE",
         help="Use this SentencePiece model instead of training one (see `subctx-train "
              "tokenizer`).")] = None,
 ) -> None:
-    """Train (or resume) a model; writes checkpoints, metrics.jsonl and training.png."""
+    """Train (or resume) a model; writes checkpoints, metrics.jsonl and training.png.
+    The run's config.json records the resolved config."""
+    from subctx_train.config import ConfigError, load_config, split_args
+
+    try:
+        files, overrides = split_args([*data, *ctx.args])
+        if preset and config:
+            raise ConfigError("give --preset or --config, not both")
+        cfg = load_config(config or preset or DEFAULT_PRESET, overrides)
+    except ConfigError as err:
+        raise ConfigUsageError(str(err), ctx) from None
+    if not files:
+        raise ConfigUsageError("no training data: give DATA (.jsonl files or folders)", ctx)
+
     import torch
 
-    from subctx_train.config import make_config
     from subctx_train.data import read_documents
     from subctx_train.hardware import keep_freed_memory
     from subctx_train.train import Trainer
@@ -79,20 +123,9 @@ def train(
     keep_freed_memory()
     if threads:
         torch.set_num_threads(threads)
-    k_probs = None
-    if max_k is not None:
-        k_probs = [1.0 / (max_k + 1)] * (max_k + 1)
-    cfg = make_config(preset, architecture=architecture, cd_weight=cd_weight,
-                      segment_shift=segment_shift, max_k=max_k, k_probs=k_probs,
-                      target_context=target_context,
-                      budget_minutes=budget_minutes, max_steps=max_steps, max_tokens=max_tokens,
-                      lr=lr,
-                      dropout=dropout, vocab_size=vocab_size, seed=seed,
-                      precision=precision, compile=compile or None, direction=direction,
-                      corpus_weights=parse_weights(weight or []), own_context=own_context,
-                      noisy_context=noisy_context)
-    trainer = Trainer(cfg, run_dir, read_documents(data), read_documents(dev or []), device,
-                      init_from=init_from, spm_model=spm_model, sources=[str(p) for p in data])
+    paths = [Path(f) for f in files]
+    trainer = Trainer(cfg, run_dir, read_documents(paths), read_documents(dev or []), device,
+                      init_from=init_from, spm_model=spm_model, sources=[str(p) for p in paths])
     if trainer.info.main:
         typer.echo(f"{len(trainer.train_examples)} training examples, "
                    f"{sum(p.numel() for p in trainer.model.parameters()) / 1e6:.1f}M parameters, "
@@ -196,20 +229,6 @@ def unbundle(
 
     path = read_bundle(bundle, out)
     typer.echo(f"run folder written: {path}")
-
-
-def parse_weights(items: list[str]) -> dict[str, float]:
-    """'friends=3' -> {'friends': 3.0}; a malformed item is a usage error."""
-    weights = {}
-    for item in items:
-        name, _, value = item.partition("=")
-        try:
-            weights[name.strip()] = float(value)
-        except ValueError:
-            raise typer.BadParameter(f"--weight {item!r}: expected NAME=NUMBER") from None
-        if not name.strip() or weights[name.strip()] < 0:
-            raise typer.BadParameter(f"--weight {item!r}: expected NAME=NUMBER >= 0")
-    return weights
 
 
 @app.command()

@@ -1,6 +1,7 @@
 """`subctx-train` commands on tiny runs: finalize keeps what the run recorded."""
 
 import json
+import re
 
 from typer.testing import CliRunner
 
@@ -19,6 +20,11 @@ def _write_docs(path, docs):
             handle.write(json.dumps({"doc": doc.doc_id, "segments": segments},
                                     ensure_ascii=False) + "\n")
     return path
+
+
+def _plain(output: str) -> str:
+    """Help or error text without the boxes and line breaks around it."""
+    return " ".join(re.sub("[│╭╮╰╯─]", " ", output).split())
 
 
 def test_finalize_keeps_the_recorded_data_and_hardware(tmp_path):
@@ -41,3 +47,51 @@ def test_finalize_keeps_the_recorded_data_and_hardware(tmp_path):
                            / "subctx.json").read_text())["info"]["training"]
     assert training["device"] == "8 × NVIDIA H100 80GB HBM3"
     assert training["data"]["pairs"] == 48
+
+
+def test_train_takes_config_fields_as_overrides_and_records_them(tmp_path):
+    data = _write_docs(tmp_path / "train.jsonl", fixture_docs())
+    config = tmp_path / "small.toml"
+    config.write_text('d_model = 32\nn_heads = 2\nff_dim = 64\nenc_layers = 1\ndec_layers = 1\n'
+                      'vocab_size = 200\nmax_tokens = 400\nwarmup = 10\nmax_positions = 256\n'
+                      '[corpus_weights]\ndoc0 = 2\n', encoding="utf-8")
+    run = tmp_path / "run"
+    result = CliRunner().invoke(app, [
+        "train", str(data), "--run", str(run), "--config", str(config), "--max-steps", "2",
+        "--eval-every", "2", "--architecture", "transformer", "--weight", "doc1=0.5",
+        "--no-compile", "--lr", "3", "--device", "cpu", "--threads", "1"])
+    assert result.exit_code == 0, result.output
+    record = json.loads((run / "config.json").read_text())
+    train = record["train"]
+    assert (train["architecture"], train["max_steps"], train["lr"], train["d_model"]) == \
+        ("transformer", 2, 3.0, 32)
+    assert train["corpus_weights"] == {"doc0": 2.0, "doc1": 0.5}
+    assert (train["max_k"], train["k_probs"], train["segment_shift"]) == (0, [1.0], 0)
+    assert record["data"]["sources"] == [str(data)]
+
+
+def test_train_refuses_an_unknown_field_before_reading_data(tmp_path):
+    result = CliRunner().invoke(app, ["train", "missing.jsonl", "--run", str(tmp_path / "r"),
+                                      "--max-kk", "1"])
+    assert result.exit_code == 2
+    assert "no such option --max-kk (did you mean --max-k?" in _plain(result.output)
+    assert not (tmp_path / "r").exists()
+    both = CliRunner().invoke(app, ["train", "x.jsonl", "--run", str(tmp_path / "r"),
+                                    "--preset", "tiny", "--config", __file__])
+    assert both.exit_code == 2 and "give --preset or --config, not both" in both.output
+
+
+def test_train_help_lists_the_config_fields_and_the_presets():
+    from dataclasses import fields
+
+    from subctx_train.config import TrainConfig, flag_name, preset_names
+
+    result = CliRunner().invoke(app, ["train", "--help"], env={"COLUMNS": "100"})
+    assert result.exit_code == 0
+    text = _plain(result.output)
+    for f in fields(TrainConfig):
+        assert f"--{flag_name(f)} " in text or f"--[no-]{flag_name(f)} " in text
+    assert "--weight NAME=W copies per epoch of a corpus" in text
+    assert "--max-k N most context sentences" in text
+    assert ", ".join(preset_names()) in text
+
