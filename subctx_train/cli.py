@@ -167,17 +167,21 @@ def _translate_corpora(inputs: list[Path], model: Path, out: Path, mode: str, be
     typer.echo(f"{len(jobs)} files -> {out}")
 
 
-@app.command("back-translate")
+@app.command("back-translate", cls=PlainCommand)
 def back_translate(
     mono: Annotated[list[Path], typer.Argument(
+        metavar="FILES...",
         exists=True, help="Russian document .jsonl files or folders (ru-mono).")],
-    model: Annotated[Path, typer.Option(exists=True, help="A Russian-to-English bundle.")],
-    out: Annotated[Path, typer.Option(help="Folder for the synthetic parallel documents.")],
-    beam: Annotated[int, typer.Option()] = 2,
-    batch_size: Annotated[int, typer.Option()] = 64,
-    device: Annotated[str, typer.Option()] = "auto",
-    threads: Annotated[int, typer.Option()] = 0,
+    model: Annotated[Path, typer.Option(
+        metavar="DIR", exists=True, help="A Russian-to-English bundle.")],
+    out: Annotated[Path, typer.Option(
+        metavar="DIR", help="Folder for the synthetic parallel documents.")],
+    beam: Annotated[int, typer.Option(metavar="N")] = 2,
+    batch_size: Annotated[int, typer.Option(metavar="N")] = 64,
+    device: Annotated[str, typer.Option(metavar=DEVICES)] = "auto",
+    threads: Annotated[int, typer.Option(metavar="N")] = 0,
     max_segments: Annotated[int | None, typer.Option(
+        metavar="N",
         help="Per input file: its first whole documents holding this many segments.")] = None,
 ) -> None:
     """Back-translate monolingual Russian documents line by line, keeping order and timings;
@@ -187,27 +191,30 @@ def back_translate(
                        max_segments)
 
 
-@app.command("self-translate")
+@app.command("self-translate", cls=PlainCommand)
 def self_translate(
     data: Annotated[list[Path], typer.Argument(
-        exists=True, help="Parallel document .jsonl files/folders.")],
-    model: Annotated[Path, typer.Option(exists=True, help="An English-to-Russian bundle.")],
-    out: Annotated[Path, typer.Option(help="Folder for the documents with `mt` added.")],
-    beam: Annotated[int, typer.Option()] = 4,
-    batch_size: Annotated[int, typer.Option()] = 64,
-    device: Annotated[str, typer.Option()] = "auto",
-    threads: Annotated[int, typer.Option()] = 0,
+        metavar="FILES...", exists=True, help="Parallel document .jsonl files/folders.")],
+    model: Annotated[Path, typer.Option(
+        metavar="DIR", exists=True, help="An English-to-Russian bundle.")],
+    out: Annotated[Path, typer.Option(
+        metavar="DIR", help="Folder for the documents with `mt` added.")],
+    beam: Annotated[int, typer.Option(metavar="N")] = 4,
+    batch_size: Annotated[int, typer.Option(metavar="N")] = 64,
+    device: Annotated[str, typer.Option(metavar=DEVICES)] = "auto",
+    threads: Annotated[int, typer.Option(metavar="N")] = 0,
 ) -> None:
     """Add a model's own translation (`mt`) to every segment, so that a context model can be
     trained with target-side context as inference gives it (`train --own-context P`)."""
     _translate_corpora(data, model, out, "own", beam, batch_size, device, threads)
 
 
-@app.command()
+@app.command(cls=PlainCommand)
 def collect(
-    run_dir: Annotated[Path, typer.Argument(help="A finished run folder.")],
-    out: Annotated[Path, typer.Option("--out", help="Folder to write (e.g. $OUT).")],
-    dtype: Annotated[str, typer.Option(help="bf16, fp16 or fp32 for the weights.")] = "bf16",
+    run_dir: Annotated[Path, typer.Argument(metavar="RUN", help="A finished run folder.")],
+    out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Folder to write (e.g. $OUT).")],
+    dtype: Annotated[str, typer.Option(
+        metavar="bf16|fp16|fp32", help="bf16, fp16 or fp32 for the weights.")] = "bf16",
 ) -> None:
     """The final weights of a run in few small files (<= 16 MiB each) with its config,
     tokenizer and metrics: what a GPU machine sends back. `export` reads the folder."""
@@ -218,10 +225,11 @@ def collect(
         typer.echo(f"{file.stat().st_size / 2**20:7.2f} MiB  {file}")
 
 
-@app.command()
+@app.command(cls=PlainCommand)
 def unbundle(
-    bundle: Annotated[Path, typer.Argument(help="A CTranslate2 bundle, e.g. assets/models/en-ru.")],
-    out: Annotated[Path, typer.Option("--out", help="Run folder to write.")],
+    bundle: Annotated[Path, typer.Argument(
+        metavar="BUNDLE", help="A CTranslate2 bundle, e.g. assets/models/en-ru.")],
+    out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Run folder to write.")],
 ) -> None:
     """A shipped bundle's weights (int8 dequantised) as a run folder that `train --init-from`
     starts from: to train the embedded model further where only the bundle travels."""
@@ -231,14 +239,18 @@ def unbundle(
     typer.echo(f"run folder written: {path}")
 
 
-@app.command()
+@app.command(cls=PlainCommand)
 def tokenizer(
-    data: Annotated[list[Path], typer.Argument(help="Parallel .jsonl files or folders.")],
-    out: Annotated[Path, typer.Option("--out", help="SentencePiece .model file to write.")],
+    data: Annotated[list[Path], typer.Argument(
+        metavar="FILES...", help="Parallel .jsonl files or folders.")],
+    out: Annotated[Path, typer.Option(
+        "--out", metavar="FILE", help="SentencePiece .model file to write.")],
     mono: Annotated[list[Path] | None, typer.Option(
+        metavar="PATH",
         help="Monolingual Russian .jsonl files or folders (ru-mono) to include.")] = None,
-    vocab_size: Annotated[int, typer.Option()] = 8000,
-    sentences: Annotated[int, typer.Option(help="Most sentences to train on.")] = 600_000,
+    vocab_size: Annotated[int, typer.Option(metavar="N")] = 8000,
+    sentences: Annotated[int, typer.Option(
+        metavar="N", help="Most sentences to train on.")] = 600_000,
 ) -> None:
     """Train one shared SentencePiece model (byte fallback, subtitle characters) for several
     runs, e.g. the Russian-to-English back-translation model and the English-to-Russian ones."""
@@ -251,17 +263,18 @@ def tokenizer(
     typer.echo(f"tokenizer trained on {len(sample)} sentences -> {out}")
 
 
-@app.command()
+@app.command(cls=PlainCommand)
 def convert(
-    out: Annotated[Path, typer.Option("--out", help="Document .jsonl to write.")],
+    out: Annotated[Path, typer.Option("--out", metavar="FILE", help="Document .jsonl to write.")],
     opus_xml: Annotated[Path | None, typer.Option(
+        metavar="FILE",
         help="OPUS XCES alignment file (sentence XML files found beside it).")] = None,
     moses: Annotated[tuple[Path, Path, Path] | None, typer.Option(
-        help="OPUS Moses files: SRC TGT IDS.")] = None,
+        metavar="SRC TGT IDS", help="OPUS Moses files: SRC TGT IDS.")] = None,
     srt_pair: Annotated[tuple[Path, Path] | None, typer.Option(
-        help="English and Russian .srt of one film.")] = None,
+        metavar="EN RU", help="English and Russian .srt of one film.")] = None,
     plain: Annotated[tuple[Path, Path] | None, typer.Option(
-        help="Line-aligned SRC TGT text (empty line = new document).")] = None,
+        metavar="SRC TGT", help="Line-aligned SRC TGT text (empty line = new document).")] = None,
 ) -> None:
     """Turn OPUS, .srt pairs or plain text into the document JSONL that `train` reads."""
     from subctx_train import corpora
@@ -283,10 +296,10 @@ def convert(
     typer.echo(f"{len(docs)} documents, {sum(len(d.segments) for d in docs)} segments -> {out}")
 
 
-@app.command()
+@app.command(cls=PlainCommand)
 def finalize(
-    run_dir: Annotated[Path, typer.Argument(help="Run folder.")],
-    dev: Annotated[list[Path], typer.Option(help="Dev .jsonl files.")],
+    run_dir: Annotated[Path, typer.Argument(metavar="RUN", help="Run folder.")],
+    dev: Annotated[list[Path], typer.Option(metavar="FILE", help="Dev .jsonl files.")],
 ) -> None:
     """(Re)choose a run's final weights: last checkpoint or an average, by dev NLL."""
     import json
@@ -302,22 +315,28 @@ def finalize(
     plot_metrics(run_dir / "metrics.jsonl", run_dir / "training.png")
 
 
-@app.command()
+@app.command(cls=PlainCommand)
 def export(
-    source: Annotated[Path, typer.Argument(help="A run folder (averaged weights) or a "
+    source: Annotated[Path, typer.Argument(
+        metavar="RUN", help="A run folder (averaged weights) or a "
                                                 "checkpoint folder (step-*).")],
-    out: Annotated[Path, typer.Option("--out", help="Bundle folder to write.")],
-    quantize: Annotated[str | None, typer.Option(help="int8, int8_float16, float16...")] = None,
-    max_gap: Annotated[float, typer.Option(help="Context rule default gap.")] = 7.0,
-    default_k: Annotated[int, typer.Option(help="Context K the app uses by default.")] = 1,
+    out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Bundle folder to write.")],
+    quantize: Annotated[str | None, typer.Option(
+        metavar="TYPE", help="int8, int8_float16, float16...")] = None,
+    max_gap: Annotated[float, typer.Option(
+        metavar="SECONDS", help="Context rule default gap.")] = 7.0,
+    default_k: Annotated[int, typer.Option(
+        metavar="K", help="Context K the app uses by default.")] = 1,
     length_penalty: Annotated[float, typer.Option(
+        metavar="X",
         help="Beam-search length penalty the app uses (log-prob / length ** this); tune on "
              "dev.")] = 1.0,
     backend: Annotated[str | None, typer.Option(
+        metavar="torch|ctranslate2",
         help="torch: a PyTorch bundle for any architecture (where ctranslate2 is missing, "
              "e.g. to evaluate on a GPU machine); default: the architecture's.")] = None,
     guard: Annotated[bool, typer.Option(
-        "--guard/--no-guard",
+        "--guard/--no-guard", metavar="",
         help="The app's default for the context guard (bench/context_schedule.py on dev "
              "shows whether it pays for its time with this model).")] = True,
     context_scope: Annotated[str, typer.Option(
@@ -353,16 +372,17 @@ def _engine(model: Path, device: str, threads: int):
     return open_engine(model, device=device, compute_type="auto", threads=threads)
 
 
-@app.command()
+@app.command(cls=PlainCommand)
 def evaluate(
-    model: Annotated[Path, typer.Option(help="Bundle folder.")],
-    data: Annotated[list[Path], typer.Option(help="Document .jsonl file(s).")],
-    context: Annotated[int | None, typer.Option(help="Context K (default: the model's).")] = None,
-    max_gap: Annotated[float, typer.Option()] = 7.0,
-    beam: Annotated[int, typer.Option()] = 4,
-    device: Annotated[str, typer.Option()] = "auto",
-    threads: Annotated[int, typer.Option()] = 0,
-    json_file: Annotated[Path | None, typer.Option("--json")] = None,
+    model: Annotated[Path, typer.Option(metavar="DIR", help="Bundle folder.")],
+    data: Annotated[list[Path], typer.Option(metavar="FILE", help="Document .jsonl file(s).")],
+    context: Annotated[int | None, typer.Option(
+        metavar="K", help="Context K (default: the model's).")] = None,
+    max_gap: Annotated[float, typer.Option(metavar="SECONDS")] = 7.0,
+    beam: Annotated[int, typer.Option(metavar="N")] = 4,
+    device: Annotated[str, typer.Option(metavar=DEVICES)] = "auto",
+    threads: Annotated[int, typer.Option(metavar="N")] = 0,
+    json_file: Annotated[Path | None, typer.Option("--json", metavar="FILE")] = None,
     hypotheses: Annotated[Path | None, typer.Option(
         metavar="DIR", help="Write each file's translations to DIR/NAME.txt (one per line).")
     ] = None,
@@ -376,15 +396,16 @@ def evaluate(
     _json_out(json_file, {"bleu_chrf": rows})
 
 
-@app.command("evaluate-contrastive")
+@app.command("evaluate-contrastive", cls=PlainCommand)
 def evaluate_contrastive(
-    model: Annotated[Path, typer.Option(help="Bundle folder.")],
-    voita: Annotated[Path, typer.Option(help="Voita et al. release folder.")],
-    tests: Annotated[list[str] | None, typer.Option(help="Test set names.")] = None,
-    context: Annotated[int | None, typer.Option(help="Context K (default: model's max).")] = None,
-    device: Annotated[str, typer.Option()] = "auto",
-    threads: Annotated[int, typer.Option()] = 0,
-    json_file: Annotated[Path | None, typer.Option("--json")] = None,
+    model: Annotated[Path, typer.Option(metavar="DIR", help="Bundle folder.")],
+    voita: Annotated[Path, typer.Option(metavar="DIR", help="Voita et al. release folder.")],
+    tests: Annotated[list[str] | None, typer.Option(metavar="NAME", help="Test set names.")] = None,
+    context: Annotated[int | None, typer.Option(
+        metavar="K", help="Context K (default: model's max).")] = None,
+    device: Annotated[str, typer.Option(metavar=DEVICES)] = "auto",
+    threads: Annotated[int, typer.Option(metavar="N")] = 0,
+    json_file: Annotated[Path | None, typer.Option("--json", metavar="FILE")] = None,
 ) -> None:
     """Accuracy on Voita et al. 2019 contrastive sets, overall and by ctx_dist."""
     from subctx_train.report import run_contrastive, show_table
@@ -395,13 +416,15 @@ def evaluate_contrastive(
     _json_out(json_file, {"contrastive": rows})
 
 
-@app.command("context-nll")
+@app.command("context-nll", cls=PlainCommand)
 def context_nll_command(
-    runs: Annotated[list[Path], typer.Argument(help="Run folders (concatenation models).")],
+    runs: Annotated[list[Path], typer.Argument(
+        metavar="RUN...", help="Run folders (concatenation models).")],
     data: Annotated[list[Path], typer.Option(
+        metavar="FILE",
         help="Dev documents; with `mt` (self-translate's output) for the own-context row.")],
-    threads: Annotated[int, typer.Option()] = 0,
-    json_file: Annotated[Path | None, typer.Option("--json")] = None,
+    threads: Annotated[int, typer.Option(metavar="N")] = 0,
+    json_file: Annotated[Path | None, typer.Option("--json", metavar="FILE")] = None,
 ) -> None:
     """Teacher-forced dev NLL of the current sentence with no, the gold and the model's own
     previous translation (what training on gold context leaves unlearnt)."""
@@ -423,16 +446,17 @@ def context_nll_command(
     _json_out(json_file, {"context_nll": rows})
 
 
-@app.command("evaluate-ctxpro")
+@app.command("evaluate-ctxpro", cls=PlainCommand)
 def evaluate_ctxpro(
-    model: Annotated[Path, typer.Option(help="Bundle folder.")],
-    data: Annotated[Path, typer.Option(help="ctxpro folder (evalsets/ + inputs/).")],
-    limit: Annotated[int, typer.Option(help="Items per evalset (0: all).")] = 0,
-    context: Annotated[int | None, typer.Option(help="Context K (default: the model's).")] = None,
-    beam: Annotated[int, typer.Option()] = 4,
-    device: Annotated[str, typer.Option()] = "auto",
-    threads: Annotated[int, typer.Option()] = 0,
-    json_file: Annotated[Path | None, typer.Option("--json")] = None,
+    model: Annotated[Path, typer.Option(metavar="DIR", help="Bundle folder.")],
+    data: Annotated[Path, typer.Option(metavar="DIR", help="ctxpro folder (evalsets/ + inputs/).")],
+    limit: Annotated[int, typer.Option(metavar="N", help="Items per evalset (0: all).")] = 0,
+    context: Annotated[int | None, typer.Option(
+        metavar="K", help="Context K (default: the model's).")] = None,
+    beam: Annotated[int, typer.Option(metavar="N")] = 4,
+    device: Annotated[str, typer.Option(metavar=DEVICES)] = "auto",
+    threads: Annotated[int, typer.Option(metavar="N")] = 0,
+    json_file: Annotated[Path | None, typer.Option("--json", metavar="FILE")] = None,
 ) -> None:
     """ctxpro accuracy per rule: the expected word form in the translated sentence."""
     from subctx_train.report import run_ctxpro, show_table
@@ -443,12 +467,13 @@ def evaluate_ctxpro(
     _json_out(json_file, {"ctxpro": rows})
 
 
-@app.command("analyze-attention")
+@app.command("analyze-attention", cls=PlainCommand)
 def analyze_attention(
-    run_dir: Annotated[Path, typer.Argument(help="A context_encoder run folder.")],
-    data: Annotated[list[Path], typer.Option(help="Document .jsonl to analyse.")],
-    out: Annotated[Path, typer.Option(help="Folder for the PNG plots and attention.json.")],
-    limit: Annotated[int, typer.Option(help="Most examples.")] = 5000,
+    run_dir: Annotated[Path, typer.Argument(metavar="RUN", help="A context_encoder run folder.")],
+    data: Annotated[list[Path], typer.Option(metavar="FILE", help="Document .jsonl to analyse.")],
+    out: Annotated[Path, typer.Option(
+        metavar="DIR", help="Folder for the PNG plots and attention.json.")],
+    limit: Annotated[int, typer.Option(metavar="N", help="Most examples.")] = 5000,
 ) -> None:
     """Attention to context per word, by length and by position; one pronoun heatmap."""
     import sentencepiece as spm
@@ -478,21 +503,25 @@ def analyze_attention(
         typer.echo(f"wrote {path}")
 
 
-@app.command("dev-report")
+@app.command("dev-report", cls=PlainCommand)
 def dev_report(
-    models: Annotated[list[Path], typer.Argument(help="Bundle folders.")],
-    dev_root: Annotated[Path, typer.Option(help="shared/data/en-ru/dev")],
-    ctxpro_limit: Annotated[int, typer.Option(help="ctxpro items per evalset.")] = 300,
+    models: Annotated[list[Path], typer.Argument(metavar="BUNDLE...", help="Bundle folders.")],
+    dev_root: Annotated[Path, typer.Option(metavar="DIR", help="shared/data/en-ru/dev")],
+    ctxpro_limit: Annotated[int, typer.Option(metavar="N", help="ctxpro items per evalset.")] = 300,
     bleu_limit: Annotated[int | None, typer.Option(
+        metavar="N",
         help="Sentences per BLEU set (whole documents, evenly spread; default all).")] = None,
-    beam: Annotated[int, typer.Option()] = 4,
-    threads: Annotated[int, typer.Option()] = 0,
-    record: Annotated[bool, typer.Option(help="Write scores into each bundle's manifest "
-                                              "and model card.")] = False,
+    beam: Annotated[int, typer.Option(metavar="N")] = 4,
+    threads: Annotated[int, typer.Option(metavar="N")] = 0,
+    record: Annotated[bool, typer.Option(
+        "--record", metavar="",
+        help="Write scores into each bundle's manifest and model card.")] = False,
     random_control: Annotated[bool, typer.Option(
+        "--random-control", metavar="",
         help="Also run context models with a random context sentence.")] = False,
-    json_file: Annotated[Path | None, typer.Option("--json")] = None,
+    json_file: Annotated[Path | None, typer.Option("--json", metavar="FILE")] = None,
     device: Annotated[str, typer.Option(
+        metavar=DEVICES,
         help="cpu (the app's speed), cuda or auto: where the models run.")] = "cpu",
 ) -> None:
     """The dev table for one or more bundles, with context and with --context 0."""
@@ -504,12 +533,14 @@ def dev_report(
     _json_out(json_file, report)
 
 
-@app.command("dev-table")
+@app.command("dev-table", cls=PlainCommand)
 def dev_table(
-    reports: Annotated[list[Path], typer.Argument(help="JSON files written by dev-report --json.")],
-    markdown: Annotated[Path | None, typer.Option(help="Also write the table here.")] = None,
+    reports: Annotated[list[Path], typer.Argument(
+        metavar="FILES...", help="JSON files written by dev-report --json.")],
+    markdown: Annotated[Path | None, typer.Option(
+        metavar="FILE", help="Also write the table here.")] = None,
     json_file: Annotated[Path | None, typer.Option(
-        "--json", help="Also write the merged report here.")] = None,
+        "--json", metavar="FILE", help="Also write the merged report here.")] = None,
 ) -> None:
     """One dev table from several dev-report runs (e.g. models evaluated as they finished)."""
     import json

@@ -95,3 +95,17 @@ def test_train_help_lists_the_config_fields_and_the_presets():
     assert "--max-k N most context sentences" in text
     assert ", ".join(preset_names()) in text
 
+
+
+TYPE_NOISE = re.compile(r"<(bool|int|float|text|path|integer|list\[\w+\]|\w+,\w+(,\w+)*)>",
+                        re.IGNORECASE)
+
+
+def test_no_command_help_shows_types():
+    commands = [None, *(c.name or c.callback.__name__.replace("_", "-")
+                        for c in app.registered_commands)]
+    assert len(commands) > 15
+    for name in commands:
+        result = CliRunner().invoke(app, [name, "--help"] if name else ["--help"])
+        assert result.exit_code == 0, (name, result.output)
+        assert not TYPE_NOISE.search(result.output), (name, TYPE_NOISE.search(result.output))
