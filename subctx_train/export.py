@@ -1,5 +1,9 @@
 """Export a trained Transformer to a subctx model bundle (CTranslate2 model + manifest + card).
 
+One converter per architecture that CTranslate2 serves (`CONVERTERS`), after `check_options` has
+rejected what it cannot run; then validate, optimize (quantize), save and a test load, as
+CTranslate2's own `Converter.convert` does.
+
 The mapping is exact: the CTranslate2 spec gets the very position table the PyTorch model adds,
 and segment-shifted encoder positions travel as a second source stream whose embedding table is
 that position table (CTranslate2's own encoder positions are then zero).
@@ -8,14 +12,17 @@ that position table (CTranslate2's own encoder positions are then zero).
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import ctranslate2
 import numpy as np
 import torch
 from ctranslate2.specs import common_spec, transformer_spec
+from ctranslate2.specs.model_spec import ACCEPTED_MODEL_TYPES
 
 from subctx.bundle import Manifest, write_manifest
+from subctx.nn import ARCHITECTURES, architecture
 from subctx.nn.transformer import DecoderLayer, EncoderLayer, MultiHeadAttention, Transformer
 
 
@@ -102,6 +109,57 @@ def build_spec(model: Transformer, vocabulary: list[str], position_features: boo
     return spec
 
 
+def sentence_spec(model: Transformer, manifest: Manifest, vocabulary: list[str]):
+    """`transformer`: one sentence in, plain positions."""
+    return build_spec(model, vocabulary, False, bos=manifest.special_tokens.bos,
+                      eos=manifest.special_tokens.eos, unk=manifest.special_tokens.unk)
+
+
+def concat_spec(model: Transformer, manifest: Manifest, vocabulary: list[str]):
+    """`concat`: context and sentence in one sequence; shifted positions as a second stream."""
+    return build_spec(model, vocabulary, manifest.context.segment_shift > 0,
+                      bos=manifest.special_tokens.bos, eos=manifest.special_tokens.eos,
+                      unk=manifest.special_tokens.unk)
+
+
+Converter = Callable[[Transformer, Manifest, list[str]], transformer_spec.TransformerSpec]
+# one per architecture whose backend is "ctranslate2" (subctx.nn.ARCHITECTURES)
+CONVERTERS: dict[str, Converter] = {"transformer": sentence_spec, "concat": concat_spec}
+
+
+def check_options(model: Transformer, manifest: Manifest, vocabulary: list[str],
+                  quantization: str | None) -> Converter:
+    """The architecture's converter, once everything CTranslate2 cannot run is ruled out;
+    ValueError before any weight is copied otherwise."""
+    name = manifest.architecture
+    if name not in CONVERTERS:
+        served = [a for a in ARCHITECTURES if a in CONVERTERS]
+        raise ValueError(f"CTranslate2 cannot run the {name} architecture (it runs "
+                         f"{', '.join(served)}); export it with --backend torch")
+    if manifest.backend != "ctranslate2":
+        raise ValueError(f"the manifest says backend {manifest.backend!r}, not ctranslate2")
+    if type(model) is not Transformer:
+        raise ValueError(f"{type(model).__name__} is not the {name} network (Transformer)")
+    cfg = model.cfg
+    if len(vocabulary) != cfg.vocab_size:
+        raise ValueError(f"tokenizer has {len(vocabulary)} pieces, model {cfg.vocab_size}")
+    missing = [t for t in (manifest.special_tokens.bos, manifest.special_tokens.eos,
+                           manifest.special_tokens.unk) if t not in vocabulary]
+    if missing:
+        raise ValueError(f"special tokens not in the vocabulary: {', '.join(missing)}")
+    if manifest.max_positions != cfg.max_positions:
+        raise ValueError(f"manifest max_positions {manifest.max_positions} differs from the "
+                         f"model's {cfg.max_positions}")
+    if manifest.context.segment_shift and not architecture(name).segment_shift:
+        raise ValueError(f"the {name} architecture has no segment-shifted positions")
+    if len({m.eps for m in model.modules() if isinstance(m, torch.nn.LayerNorm)}) > 1:
+        raise ValueError("CTranslate2 takes one layer-norm epsilon for the whole model")
+    if quantization is not None and quantization not in ACCEPTED_MODEL_TYPES:
+        raise ValueError(f"quantization {quantization!r} is not one of "
+                         f"{', '.join(ACCEPTED_MODEL_TYPES)}")
+    return CONVERTERS[name]
+
+
 def export_bundle(model: Transformer, spm_model: Path, manifest: Manifest, out_dir: Path,
                   quantization: str | None = None, model_card: str | None = None) -> Path:
     """Write a complete bundle: CTranslate2 model, SentencePiece model, manifest, model card."""
@@ -110,11 +168,8 @@ def export_bundle(model: Transformer, spm_model: Path, manifest: Manifest, out_d
     out_dir = Path(out_dir)
     processor = spm.SentencePieceProcessor(model_file=str(spm_model))
     vocabulary = [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
-    if len(vocabulary) != model.cfg.vocab_size:
-        raise ValueError(f"tokenizer has {len(vocabulary)} pieces, model {model.cfg.vocab_size}")
-    spec = build_spec(model.eval(), vocabulary, manifest.context.segment_shift > 0,
-                      bos=manifest.special_tokens.bos, eos=manifest.special_tokens.eos,
-                      unk=manifest.special_tokens.unk)
+    convert = check_options(model, manifest, vocabulary, quantization)
+    spec = convert(model.eval(), manifest, vocabulary)
     spec.validate()
     spec.optimize(quantization=quantization)
     out_dir.mkdir(parents=True, exist_ok=True)

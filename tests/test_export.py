@@ -88,3 +88,49 @@ def test_shifted_positions_matter(pair):
     shifted = model.encode(ids, torch.tensor([positions]))[0]
     plain = model.encode(ids, None)[0]
     assert not torch.allclose(shifted, plain)
+
+
+def test_every_ctranslate2_architecture_has_a_converter():
+    from subctx.nn import ARCHITECTURES
+    from subctx_train.export import CONVERTERS
+
+    served = {name for name, arch in ARCHITECTURES.items() if arch.backend == "ctranslate2"}
+    assert served and set(CONVERTERS) == served
+
+
+@pytest.fixture(scope="module")
+def tiny_parts(tmp_path_factory):
+    from subctx.nn.config import ModelConfig
+    from subctx.nn.transformer import Transformer
+
+    out = tmp_path_factory.mktemp("parts")
+    bundle = build_tiny_bundle(out, shift=16)
+    manifest = load_bundle(bundle).manifest
+    vocab = spm.SentencePieceProcessor(model_file=str(bundle / "spm.model")).get_piece_size()
+    cfg = ModelConfig(vocab_size=vocab, d_model=32, n_heads=4, ff_dim=64, enc_layers=2,
+                      dec_layers=2, max_positions=256, dropout=0.0)
+    return Transformer(cfg), bundle / "spm.model", manifest
+
+
+@pytest.mark.parametrize("change,quantization,message", [
+    ({"architecture": "context_encoder"}, None, "cannot run the context_encoder architecture"),
+    ({"architecture": "transformer"}, None, "transformer architecture has no segment-shifted"),
+    ({"max_positions": 512}, None, "max_positions 512 differs from the model's 256"),
+    ({"backend": "torch"}, None, "backend 'torch'"),
+    ({}, "int4", "quantization 'int4' is not one of int8"),
+])
+def test_unsupported_settings_are_refused_before_any_weight_is_copied(
+        tiny_parts, tmp_path, monkeypatch, change, quantization, message):
+    from dataclasses import replace
+
+    from subctx_train import export
+
+    def copying(*args, **kwargs):
+        raise AssertionError("weights copied before the settings were checked")
+
+    monkeypatch.setattr(export, "build_spec", copying)
+    model, spm_model, manifest = tiny_parts
+    with pytest.raises(ValueError, match=message):
+        export.export_bundle(model, spm_model, replace(manifest, **change), tmp_path / "out",
+                             quantization=quantization)
+    assert not (tmp_path / "out").exists()
