@@ -277,3 +277,36 @@ def test_gpu_share_caps_this_process_on_the_device_it_runs_on(monkeypatch):
     share_gpu(torch.device("cuda"))  # torchrun's plain "cuda" has no index: device 0
     share_gpu(torch.device("cuda", 1))
     assert calls == [(0.11, 0), False, (0.11, 1), False]
+
+
+def test_train_state_counts_evaluations_for_early_stopping_and_round_trips():
+    from subctx_train.train import TrainState
+
+    state = TrainState(step=10)
+    for dev_nll in (3.0, 2.5, 2.6, 2.5):  # better, better, worse, not better
+        state.judge(dev_nll)
+    assert (state.best_dev, state.bad_evals) == (2.5, 2)
+    state.judge(None)  # no dev set: every evaluation counts as progress
+    assert (state.best_dev, state.bad_evals) == (2.5, 0)
+    assert TrainState.from_dict({**state.to_dict(), "torch_rng": [0]}) == state
+
+
+def test_checkpoint_meta_is_the_train_state_with_config_model_and_rng(tmp_path):
+    from subctx_train.checkpoint import read_meta
+    from subctx_train.train import TrainState
+
+    trainer = _trainer(tmp_path, "meta", max_steps=4, eval_every=2)
+    trainer.train()
+    meta = read_meta(trainer.checkpoints()[-1])
+    assert TrainState.from_dict(meta) == trainer.state and trainer.state.step == 4
+    assert meta["config"] == trainer.cfg.to_dict() and len(meta["torch_rng"]) > 0
+    assert {"model", "optimizer"} <= set(meta)
+
+
+def test_cpu_model_from_cpuinfo(tmp_path):
+    from subctx_train.hardware import cpu_model
+
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nmodel name\t: Example CPU @ 2.0GHz\nflags\t: avx\n")
+    assert cpu_model(info) == "Example CPU @ 2.0GHz"
+    assert cpu_model(tmp_path / "missing") is None
