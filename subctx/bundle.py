@@ -21,8 +21,6 @@ from subctx.nn import ARCHITECTURES
 FORMAT_VERSION = 1
 MANIFEST = "subctx.json"
 TARGET_SIDES = ("prefix", "none")
-# what each scope lets context change, in words (the model card; kept for the trainer)
-SCOPE_WORDS = {name: scope.words for name, scope in SCOPES.items()}
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import torch
 
-from subctx.bundle import SCOPE_WORDS, ContextSettings, Manifest, load_bundle, write_manifest
+from subctx.bundle import ContextSettings, Manifest, load_bundle, write_manifest
+from subctx.decoding.scope import SCOPES
 from subctx.nn import architecture
 from subctx.nn.config import ModelConfig
 from subctx.nn.transformer import Transformer
@@ -107,13 +108,12 @@ def export_run(source: Path, out: Path, quantize: str | None = None, max_gap: fl
     info["quantization"] = quantize or "float32"
     arch = architecture(cfg.architecture)
     backend = backend or arch.backend
-    if arch.backend == "torch" and backend != "torch":
-        raise ValueError(f"CTranslate2 cannot run the {cfg.architecture} architecture")
-    torch_backend = backend == "torch"
+    if backend not in EXPORTERS:
+        raise ValueError(f"unknown backend {backend!r} (use {', '.join(EXPORTERS)})")
     multi_encoder = arch.separate_context  # reads its context apart
     source_lang, target_lang = cfg.languages
     manifest = Manifest(
-        architecture=cfg.architecture, backend="torch" if torch_backend else "ctranslate2",
+        architecture=cfg.architecture, backend=backend,
         source_lang=source_lang, target_lang=target_lang,
         max_positions=model.cfg.max_positions, length_penalty=length_penalty,
         source_spm="spm.model", target_spm="spm.model",
@@ -122,13 +122,7 @@ def export_run(source: Path, out: Path, quantize: str | None = None, max_gap: fl
                                 target_side="none" if multi_encoder else cfg.target_context,
                                 segment_shift=cfg.segment_shift, guard=guard, scope=scope),
         info={"training": info})
-    if torch_backend:
-        info["quantization"] = "float32"
-        path = export_torch_bundle(model, run_dir / "spm.model", manifest, out)
-    else:
-        from subctx_train.export import export_bundle  # needs ctranslate2; torch bundles do not
-
-        path = export_bundle(model, run_dir / "spm.model", manifest, out, quantization=quantize)
+    path = EXPORTERS[backend](model, run_dir / "spm.model", manifest, out, quantize)
     (path / "README.md").write_text(model_card(load_bundle(path).manifest), encoding="utf-8")
     return path
 
@@ -151,6 +145,23 @@ def export_torch_bundle(model: Transformer, spm_model: Path, manifest: Manifest,
     shutil.copyfile(spm_model, out / manifest.source_spm)
     write_manifest(out, manifest)
     return out
+
+
+def _ctranslate2_bundle(model: Transformer, spm_model: Path, manifest: Manifest, out: Path,
+                        quantize: str | None) -> Path:
+    from subctx_train.export import export_bundle  # needs ctranslate2; torch bundles do not
+
+    return export_bundle(model, spm_model, manifest, out, quantization=quantize)
+
+
+def _torch_bundle(model: Transformer, spm_model: Path, manifest: Manifest, out: Path,
+                  quantize: str | None) -> Path:
+    manifest.info["training"]["quantization"] = "float32"  # what the PyTorch backend runs
+    return export_torch_bundle(model, spm_model, manifest, out)
+
+
+# one bundle writer per serving backend (subctx.backends.BACKENDS)
+EXPORTERS = {"ctranslate2": _ctranslate2_bundle, "torch": _torch_bundle}
 
 
 def record_scores(bundle_dir: Path, conditions: list[dict]) -> None:
@@ -235,7 +246,7 @@ def model_card(manifest: Manifest) -> str:
         "prefix; beam search with "
         f"length penalty {manifest.length_penalty:g}; context guard "
         f"{'on' if ctx.guard else 'off'} by default (`--guard/--no-guard`); context may change "
-        f"{SCOPE_WORDS[ctx.scope]} "
+        f"{SCOPES[ctx.scope].words} "
         f"by default (`--context-scope`).",
         f"- **Data**: {_data(t.get('data'), cfg.get('corpus_weights') or {})}",
         f"- **Training**: {_budget(t)}; final weights: {t.get('weights')}.",

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import fields
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from subctx.backends import BACKENDS
 from subctx.clihelp import PlainCommand, PlainGroup
+from subctx.decoding.scope import SCOPES
 from subctx_train.config import DEFAULT_PRESET, preset_names
+
+Backend = Enum("Backend", {name: name for name in BACKENDS}, type=str)
+Scope = Enum("Scope", {name: name for name in SCOPES}, type=str)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, cls=PlainGroup,
                   help="Train, export and evaluate subctx translation models.")
@@ -331,31 +337,24 @@ def export(
         metavar="X",
         help="Beam-search length penalty the app uses (log-prob / length ** this); tune on "
              "dev.")] = 1.0,
-    backend: Annotated[str | None, typer.Option(
-        metavar="torch|ctranslate2",
+    backend: Annotated[Backend | None, typer.Option(
         help="torch: a PyTorch bundle for any architecture (where ctranslate2 is missing, "
              "e.g. to evaluate on a GPU machine); default: the architecture's.")] = None,
     guard: Annotated[bool, typer.Option(
         "--guard/--no-guard", metavar="",
         help="The app's default for the context guard (bench/context_schedule.py on dev "
              "shows whether it pays for its time with this model).")] = True,
-    context_scope: Annotated[str, typer.Option(
-        metavar="all|agreement",
+    context_scope: Annotated[Scope, typer.Option(
         help="The app's default for what context may change: all, or agreement (ты/вы, "
              "pronouns, elided verbs) for a model whose other context changes cost chrF on dev.")
-    ] = "all",
+    ] = Scope.all,
 ) -> None:
     """Export to a subctx bundle: CTranslate2 model, SentencePiece, manifest, model card."""
-    from subctx.bundle import SCOPES
     from subctx_train.bundle_card import export_run
 
-    if backend not in (None, "torch", "ctranslate2"):
-        raise typer.BadParameter("--backend is torch or ctranslate2")
-    if context_scope not in SCOPES:
-        raise typer.BadParameter(f"--context-scope is {' or '.join(SCOPES)}")
     path = export_run(source, out, quantize, max_gap=max_gap, default_k=default_k,
-                      length_penalty=length_penalty, backend=backend, guard=guard,
-                      scope=context_scope)
+                      length_penalty=length_penalty, backend=backend and backend.value,
+                      guard=guard, scope=context_scope.value)
     typer.echo(f"bundle written: {path}")
 
 
@@ -367,9 +366,9 @@ def _json_out(path: Path | None, data: dict) -> None:
 
 
 def _engine(model: Path, device: str, threads: int):
-    from subctx.engine import open_engine
+    from subctx.backends import open_backend
 
-    return open_engine(model, device=device, compute_type="auto", threads=threads)
+    return open_backend(model, device=device, compute_type="auto", threads=threads)
 
 
 @app.command(cls=PlainCommand)

@@ -18,18 +18,6 @@ from subctx.nn.config import ModelShape
 
 DEFAULT_PRESET = "cpu-small"
 
-# The help of the network-size fields, which subctx.nn.config.ModelShape declares
-SHAPE_HELP = {
-    "d_model": "model width",
-    "n_heads": "attention heads",
-    "ff_dim": "feed-forward inner width",
-    "enc_layers": "encoder layers",
-    "dec_layers": "decoder layers",
-    "dropout": "dropout probability",
-    "max_positions": "longest token sequence (source with its context)",
-}
-
-
 class ConfigError(ValueError):
     """A configuration that cannot be read or is not valid: a one-line message for the user."""
 
@@ -138,7 +126,7 @@ def _types() -> dict[str, Any]:
 
 
 def field_help(f: Field) -> str:
-    return f.metadata.get("help") or SHAPE_HELP[f.name]
+    return f.metadata["help"]
 
 
 def flag_name(f: Field) -> str:

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import sacrebleu
 
-from subctx.engine import Engine, Request
-from subctx.pipeline import DecodeOptions, translate_documents
+from subctx.contract import Request, Translator
+from subctx.decoding import DecodeOptions, translate_documents
 from subctx.units import DocumentPlan, Unit
 from subctx_train.data import Document, Segment
 
@@ -58,7 +58,7 @@ def spread_documents(docs: list[Document], limit: int | None) -> list[Document]:
         wanted += 1
 
 
-def translate_corpus(engine: Engine, docs: list[Document], options: DecodeOptions,
+def translate_corpus(engine: Translator, docs: list[Document], options: DecodeOptions,
                      on_units: Progress | None = None) -> list[list[str]]:
     plans = [plan_from_document(d) for d in docs]
     results = translate_documents(plans, engine, options,
@@ -91,6 +91,7 @@ class RandomContext:
         self.engine, self.pool, self.rng = engine, pool, random.Random(seed)
         self.max_context = engine.max_context
         self.uses_target_context = engine.uses_target_context
+        self.supports_forced_start = engine.supports_forced_start
         self.manifest = engine.manifest
 
     def _swap(self, request: Request) -> Request:
@@ -176,7 +177,7 @@ def read_voita(root: Path, name: str) -> list[ContrastiveGroup]:
     return groups
 
 
-def contrastive_accuracy(engine: Engine, groups: list[ContrastiveGroup], context: int,
+def contrastive_accuracy(engine: Translator, groups: list[ContrastiveGroup], context: int,
                          on_groups: Progress | None = None) -> dict:
     """Accuracy overall and by ctx_dist; `context` = how many context sentences to give.
     The 'all' row also says how well the review's flags would triage these items: a group is
@@ -257,7 +258,7 @@ def contains_form(translation: str, expected: str) -> bool:
     return expected.lower() in words
 
 
-def ctxpro_accuracy(engine: Engine, items: list[CtxproItem], options: DecodeOptions,
+def ctxpro_accuracy(engine: Translator, items: list[CtxproItem], options: DecodeOptions,
                     on_items: Progress | None = None) -> dict:
     """Each item becomes a document of its last K+1 sentences, translated in order."""
     k = max(0, min(options.context, engine.max_context))

@@ -9,8 +9,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
-from subctx.engine import Engine, open_engine
-from subctx.pipeline import DecodeOptions
+from subctx.backends import open_backend
+from subctx.contract import Translator
+from subctx.decoding import DecodeOptions
 from subctx_train.data import read_documents
 from subctx_train.evaluate import (
     RandomContext,
@@ -31,7 +32,7 @@ def _progress() -> Progress:
                     console=console, transient=True)
 
 
-def run_bleu(engine: Engine, files: list[Path], context: int | None, max_gap: float = 7.0,
+def run_bleu(engine: Translator, files: list[Path], context: int | None, max_gap: float = 7.0,
              beam: int = 4, limit: int | None = None,
              hypotheses: Path | None = None) -> list[dict]:
     """BLEU and chrF per file; `hypotheses`: a folder to write each file's translations to
@@ -62,7 +63,7 @@ def run_bleu(engine: Engine, files: list[Path], context: int | None, max_gap: fl
     return rows
 
 
-def run_contrastive(engine: Engine, root: Path, tests: list[str] | None,
+def run_contrastive(engine: Translator, root: Path, tests: list[str] | None,
                     context: int | None) -> list[dict]:
     k = engine.max_context if context is None else context
     names = tests or sorted(p.stem for p in Path(root).glob("**/consistency_testsets/*.json")) \
@@ -79,7 +80,7 @@ def run_contrastive(engine: Engine, root: Path, tests: list[str] | None,
     return rows
 
 
-def run_ctxpro(engine: Engine, root: Path, limit: int | None, context: int | None,
+def run_ctxpro(engine: Translator, root: Path, limit: int | None, context: int | None,
                beam: int = 4) -> list[dict]:
     options = DecodeOptions.for_model(engine.manifest.context, context, beam_size=beam)
     rows = []
@@ -113,7 +114,7 @@ def _ctxpro_overall(rows: list[dict]) -> float:
     return round(right / max(1, total), 4)
 
 
-def evaluate_condition(engine: Engine, dev_root: Path, context: int, ctxpro_limit: int,
+def evaluate_condition(engine: Translator, dev_root: Path, context: int, ctxpro_limit: int,
                        beam: int, random_context: bool = False,
                        bleu_limit: int | None = None) -> dict:
     """All dev measurements of one bundle at one context setting (optionally with a random
@@ -153,7 +154,7 @@ def full_dev_report(models: list[Path], dev_root: Path, ctxpro_limit: int = 300,
 
     report: dict = {"models": {}}
     for model in models:
-        engine = open_engine(model, device=device, compute_type="auto", threads=threads)
+        engine = open_backend(model, device=device, compute_type="auto", threads=threads)
         conditions = []
         default_k = engine.manifest.context.default_k
         for k in ([default_k, 0] if engine.max_context else [0]):

@@ -39,7 +39,7 @@ def test_attention_statistics_plots_and_heatmap(tmp_path):
 
 
 class Echo:
-    max_context, uses_target_context, manifest = 1, True, None
+    max_context, uses_target_context, supports_forced_start, manifest = 1, True, False, None
 
     def __init__(self):
         self.seen = []

@@ -162,7 +162,7 @@ def test_random_text_parses_or_fails_cleanly(fmt, text):
 
 
 def test_review_works_on_webvtt_and_ass_unchanged(tmp_path):
-    from subctx.pipeline import DecodeOptions
+    from subctx.decoding import DecodeOptions
     from subctx.review.session import ReviewSession
     from tests.review_fixtures import FakeTranslator
 

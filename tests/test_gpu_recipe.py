@@ -9,7 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from subctx.engine import Engine, Request
+from subctx.backends.ct2 import CTranslate2Backend
+from subctx.contract import Request
 from subctx_train.bundle_card import export_run
 from tests.helpers import CORPUS, build_tiny_bundle
 
@@ -69,7 +70,7 @@ def test_recipe_end_to_end_on_cpu(tmp_path):
     card = (bundle / "README.md").read_text(encoding="utf-8")
     assert "36 training pairs (0 back-translated" in card and "fixture 36" in card
     assert "CPU core" in manifest["info"]["training"]["device"]  # the training machine's
-    engine = Engine(bundle, device="cpu", threads=1)
+    engine = CTranslate2Backend(bundle, device="cpu", threads=1)
     [t] = engine.translate([Request("Where is the door?", ("Thank you very much.",),
                                     ("Большое спасибо.",))], beam_size=2)
     assert "⁇" not in t.text and math.isfinite(t.score)  # 12 tiny steps: any text will do

@@ -84,7 +84,7 @@ def test_no_import_circle():
 
 
 def test_app_does_not_import_torch():
-    code = ("import sys, subctx.cli, subctx.engine, subctx.review.app, subctx.review.loader, "
+    code = ("import sys, subctx.cli, subctx.backends, subctx.review.app, subctx.review.loader, "
             "subctx.nn, subctx.formats; print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
@@ -121,9 +121,9 @@ def test_training_cli_as_a_module_knows_every_command_without_ctranslate2():
 
 
 def test_backends_share_one_contract_without_importing_each_other():
-    """engine.py and torch_backend.py used to import each other; both now import
-    subctx.contract, and the scheduler needs neither CTranslate2 nor torch."""
-    code = ("import sys; import subctx.torch_backend, subctx.pipeline, subctx.review.session; "
-            "print('subctx.engine' in sys.modules, 'ctranslate2' in sys.modules)")
+    """The backends share subctx.backends.base, not each other; the decoder needs neither
+    CTranslate2 nor torch."""
+    code = ("import sys; import subctx.backends.pytorch, subctx.decoding, subctx.review.session; "
+            "print('subctx.backends.ct2' in sys.modules, 'ctranslate2' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"], out.stderr

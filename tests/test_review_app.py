@@ -140,8 +140,8 @@ async def test_a_hand_edit_survives_a_later_pick_in_the_same_scene(app):
 
 
 async def test_carry_a_politeness_choice_with_preview(tmp_path):
+    from subctx.decoding import DecodeOptions
     from subctx.formats.srt import parse_srt_text
-    from subctx.pipeline import DecodeOptions
     from subctx.review.session import ReviewSession
     from subctx.units import plan_document
     from tests.review_fixtures import FakeTranslator

@@ -3,8 +3,8 @@
 import subprocess
 import sys
 
+from subctx.decoding import DecodeOptions
 from subctx.formats.srt import parse_srt_text
-from subctx.pipeline import DecodeOptions
 from subctx.review import render
 from subctx.review.session import ReviewSession
 from subctx.units import plan_document
