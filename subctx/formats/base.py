@@ -87,6 +87,22 @@ def file_lines(text: str) -> tuple[str, list[str], list[str]]:
     return ("\r\n" if "\r\n" in text else "\n"), raw_lines, [strip_ending(x) for x in raw_lines]
 
 
+def cue_timing(label: str, timing: str, start: float | None, end: float | None,
+               has_text: bool, warnings: list[str]) -> tuple[float | None, float | None]:
+    """A cue's parsed times as the context rule may use them, warning about what is odd in it:
+    a malformed time (no time at all then: context does not cross the cue), an end before the
+    start, no text."""
+    if start is None or end is None:
+        warnings.append(f"cue {label}: malformed timestamp '{timing.strip()}' "
+                        "(kept as is; context does not cross it)")
+        start = end = None
+    elif end < start:
+        warnings.append(f"cue {label}: ends before it starts")
+    if not has_text:
+        warnings.append(f"cue {label}: empty (kept as is)")
+    return start, end
+
+
 @dataclass(frozen=True)
 class Format:
     """One subtitle format: its name, the file extensions it owns, how to recognise its text

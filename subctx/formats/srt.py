@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from subctx.errors import InputError
-from subctx.formats.base import Cue, Format, SubtitleFile, file_lines
+from subctx.formats.base import Cue, Format, SubtitleFile, cue_timing, file_lines
 from subctx.formats.timing import parse_timestamp
 
 _TIMING_LINE = re.compile(r"^\s*(?P<start>[^\s-][^>]*?)\s*-+>\s*(?P<end>\S+)(?P<rest>.*)$")
@@ -46,16 +46,9 @@ def parse_srt_text(text: str, encoding: str = "utf-8") -> SubtitleFile:
         text_lines = [lines[i].rstrip() for i in filled]
         match = _TIMING_LINE.match(lines[row])
         assert match is not None
-        start, end = parse_timestamp(match["start"]), parse_timestamp(match["end"])
         label = number_line.strip() if number_line else str(n + 1)
-        if start is None or end is None:
-            warnings.append(f"cue {label}: malformed timestamp '{lines[row].strip()}' "
-                            "(kept as is; context does not cross it)")
-            start = end = None
-        elif end < start:
-            warnings.append(f"cue {label}: ends before it starts")
-        if not text_lines:
-            warnings.append(f"cue {label}: empty (kept as is)")
+        start, end = cue_timing(label, lines[row], parse_timestamp(match["start"]),
+                                parse_timestamp(match["end"]), bool(text_lines), warnings)
         # template: everything up to the first text line verbatim, the text lines (without the
         # last one's line ending) as the slot
         first = filled[0] if filled else row + 1

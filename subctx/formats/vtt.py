@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from subctx.errors import InputError
-from subctx.formats.base import Cue, Format, SubtitleFile, file_lines
+from subctx.formats.base import Cue, Format, SubtitleFile, cue_timing, file_lines
 from subctx.formats.timing import parse_vtt_timestamp
 
 _HEADER = re.compile(r"^\ufeff?WEBVTT(?:[ \t].*)?$")
@@ -48,17 +48,11 @@ def parse_vtt_text(text: str, encoding: str = "utf-8") -> SubtitleFile:
         row = block[timing_at]
         match = _TIMING.match(lines[row])
         label = lines[block[0]].strip() if timing_at == 1 else str(len(cues) + 1)
-        start = parse_vtt_timestamp(match["start"]) if match else None
-        end = parse_vtt_timestamp(match["end"]) if match else None
-        if start is None or end is None:
-            warnings.append(f"cue {label}: malformed timing '{lines[row].strip()}' "
-                            "(kept as is; context does not cross it)")
-            start = end = None
-        elif end < start:
-            warnings.append(f"cue {label}: ends before it starts")
         filled = block[timing_at + 1:]
-        if not filled:
-            warnings.append(f"cue {label}: empty (kept as is)")
+        start, end = cue_timing(label, lines[row],
+                                parse_vtt_timestamp(match["start"]) if match else None,
+                                parse_vtt_timestamp(match["end"]) if match else None,
+                                bool(filled), warnings)
         first = filled[0] if filled else row + 1
         last = filled[-1] if filled else row
         template.append("".join(raw_lines[done:first]))
