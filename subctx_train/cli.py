@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from subctx.backends import BACKENDS
+from subctx.backends import BACKENDS, DEVICES
 from subctx.clihelp import PlainCommand, PlainGroup
 from subctx.decoding.scope import SCOPES
 from subctx_train.config import DEFAULT_PRESET, preset_names
@@ -19,7 +19,12 @@ Scope = Enum("Scope", {name: name for name in SCOPES}, type=str)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, cls=PlainGroup,
                   help="Train, export and evaluate subctx translation models.")
-DEVICES = "auto|cpu|cuda"
+Device = Enum("Device", {name: name for name in DEVICES}, type=str)
+# the options several commands take
+DeviceOpt = Annotated[Device, typer.Option(help="Where the model runs.")]
+ThreadsOpt = Annotated[int, typer.Option(metavar="N", help="CPU threads (0: all cores).")]
+BeamOpt = Annotated[int, typer.Option(metavar="N", help="Beam size.")]
+BatchOpt = Annotated[int, typer.Option(metavar="N", help="Sentences per batch.")]
 
 
 @app.callback()
@@ -95,7 +100,7 @@ def train(
     config: Annotated[Path | None, typer.Option(
         "--config", metavar="FILE", exists=True, dir_okay=False,
         help="A TOML file of config fields, instead of a preset.")] = None,
-    device: Annotated[str, typer.Option(metavar=DEVICES, help="Where to train.")] = "auto",
+    device: Annotated[Device, typer.Option(help="Where to train.")] = Device.auto,
     threads: Annotated[int, typer.Option(
         metavar="N", help="CPU threads for torch (0: default).")] = 0,
     init_from: Annotated[Path | None, typer.Option(
@@ -130,7 +135,8 @@ def train(
     if threads:
         torch.set_num_threads(threads)
     paths = [Path(f) for f in files]
-    trainer = Trainer(cfg, run_dir, read_documents(paths), read_documents(dev or []), device,
+    trainer = Trainer(cfg, run_dir, read_documents(paths), read_documents(dev or []),
+                      device.value,
                       init_from=init_from, spm_model=spm_model, sources=[str(p) for p in paths])
     if trainer.info.main:
         typer.echo(f"{len(trainer.train_examples)} training examples, "
@@ -142,7 +148,7 @@ def train(
 
 
 def _translate_corpora(inputs: list[Path], model: Path, out: Path, mode: str, beam: int,
-                       batch_size: int, device: str, threads: int,
+                       batch_size: int, device: Device, threads: int,
                        max_segments: int | None = None) -> None:
     from rich.progress import (
         BarColumn,
@@ -182,10 +188,10 @@ def back_translate(
         metavar="DIR", exists=True, help="A Russian-to-English bundle.")],
     out: Annotated[Path, typer.Option(
         metavar="DIR", help="Folder for the synthetic parallel documents.")],
-    beam: Annotated[int, typer.Option(metavar="N")] = 2,
-    batch_size: Annotated[int, typer.Option(metavar="N")] = 64,
-    device: Annotated[str, typer.Option(metavar=DEVICES)] = "auto",
-    threads: Annotated[int, typer.Option(metavar="N")] = 0,
+    beam: BeamOpt = 2,
+    batch_size: BatchOpt = 64,
+    device: DeviceOpt = Device.auto,
+    threads: ThreadsOpt = 0,
     max_segments: Annotated[int | None, typer.Option(
         metavar="N",
         help="Per input file: its first whole documents holding this many segments.")] = None,
@@ -205,10 +211,10 @@ def self_translate(
         metavar="DIR", exists=True, help="An English-to-Russian bundle.")],
     out: Annotated[Path, typer.Option(
         metavar="DIR", help="Folder for the documents with `mt` added.")],
-    beam: Annotated[int, typer.Option(metavar="N")] = 4,
-    batch_size: Annotated[int, typer.Option(metavar="N")] = 64,
-    device: Annotated[str, typer.Option(metavar=DEVICES)] = "auto",
-    threads: Annotated[int, typer.Option(metavar="N")] = 0,
+    beam: BeamOpt = 4,
+    batch_size: BatchOpt = 64,
+    device: DeviceOpt = Device.auto,
+    threads: ThreadsOpt = 0,
 ) -> None:
     """Add a model's own translation (`mt`) to every segment, so that a context model can be
     trained with target-side context as inference gives it (`train --own-context P`)."""
@@ -365,10 +371,10 @@ def _json_out(path: Path | None, data: dict) -> None:
         path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
 
 
-def _engine(model: Path, device: str, threads: int):
+def _engine(model: Path, device: Device, threads: int):
     from subctx.backends import open_backend
 
-    return open_backend(model, device=device, compute_type="auto", threads=threads)
+    return open_backend(model, device=device.value, compute_type="auto", threads=threads)
 
 
 @app.command(cls=PlainCommand)
@@ -378,9 +384,9 @@ def evaluate(
     context: Annotated[int | None, typer.Option(
         metavar="K", help="Context K (default: the model's).")] = None,
     max_gap: Annotated[float, typer.Option(metavar="SECONDS")] = 7.0,
-    beam: Annotated[int, typer.Option(metavar="N")] = 4,
-    device: Annotated[str, typer.Option(metavar=DEVICES)] = "auto",
-    threads: Annotated[int, typer.Option(metavar="N")] = 0,
+    beam: BeamOpt = 4,
+    device: DeviceOpt = Device.auto,
+    threads: ThreadsOpt = 0,
     json_file: Annotated[Path | None, typer.Option("--json", metavar="FILE")] = None,
     hypotheses: Annotated[Path | None, typer.Option(
         metavar="DIR", help="Write each file's translations to DIR/NAME.txt (one per line).")
@@ -402,8 +408,8 @@ def evaluate_contrastive(
     tests: Annotated[list[str] | None, typer.Option(metavar="NAME", help="Test set names.")] = None,
     context: Annotated[int | None, typer.Option(
         metavar="K", help="Context K (default: model's max).")] = None,
-    device: Annotated[str, typer.Option(metavar=DEVICES)] = "auto",
-    threads: Annotated[int, typer.Option(metavar="N")] = 0,
+    device: DeviceOpt = Device.auto,
+    threads: ThreadsOpt = 0,
     json_file: Annotated[Path | None, typer.Option("--json", metavar="FILE")] = None,
 ) -> None:
     """Accuracy on Voita et al. 2019 contrastive sets, overall and by ctx_dist."""
@@ -422,7 +428,7 @@ def context_nll_command(
     data: Annotated[list[Path], typer.Option(
         metavar="FILE",
         help="Dev documents; with `mt` (self-translate's output) for the own-context row.")],
-    threads: Annotated[int, typer.Option(metavar="N")] = 0,
+    threads: ThreadsOpt = 0,
     json_file: Annotated[Path | None, typer.Option("--json", metavar="FILE")] = None,
 ) -> None:
     """Teacher-forced dev NLL of the current sentence with no, the gold and the model's own
@@ -452,9 +458,9 @@ def evaluate_ctxpro(
     limit: Annotated[int, typer.Option(metavar="N", help="Items per evalset (0: all).")] = 0,
     context: Annotated[int | None, typer.Option(
         metavar="K", help="Context K (default: the model's).")] = None,
-    beam: Annotated[int, typer.Option(metavar="N")] = 4,
-    device: Annotated[str, typer.Option(metavar=DEVICES)] = "auto",
-    threads: Annotated[int, typer.Option(metavar="N")] = 0,
+    beam: BeamOpt = 4,
+    device: DeviceOpt = Device.auto,
+    threads: ThreadsOpt = 0,
     json_file: Annotated[Path | None, typer.Option("--json", metavar="FILE")] = None,
 ) -> None:
     """ctxpro accuracy per rule: the expected word form in the translated sentence."""
@@ -510,8 +516,8 @@ def dev_report(
     bleu_limit: Annotated[int | None, typer.Option(
         metavar="N",
         help="Sentences per BLEU set (whole documents, evenly spread; default all).")] = None,
-    beam: Annotated[int, typer.Option(metavar="N")] = 4,
-    threads: Annotated[int, typer.Option(metavar="N")] = 0,
+    beam: BeamOpt = 4,
+    threads: ThreadsOpt = 0,
     record: Annotated[bool, typer.Option(
         "--record", metavar="",
         help="Write scores into each bundle's manifest and model card.")] = False,
@@ -519,15 +525,14 @@ def dev_report(
         "--random-control", metavar="",
         help="Also run context models with a random context sentence.")] = False,
     json_file: Annotated[Path | None, typer.Option("--json", metavar="FILE")] = None,
-    device: Annotated[str, typer.Option(
-        metavar=DEVICES,
-        help="cpu (the app's speed), cuda or auto: where the models run.")] = "cpu",
+    device: Annotated[Device, typer.Option(
+        help="cpu (the app's speed), cuda or auto: where the models run.")] = Device.cpu,
 ) -> None:
     """The dev table for one or more bundles, with context and with --context 0."""
     from subctx_train.report import full_dev_report, show_dev_table
 
     report = full_dev_report(models, dev_root, ctxpro_limit, beam, threads, record,
-                             random_control, bleu_limit, device)
+                             random_control, bleu_limit, device.value)
     show_dev_table(report)
     _json_out(json_file, report)
 
