@@ -92,7 +92,7 @@ IMPERATIVES: tuple[tuple[str, str], ...] = _pairs("""
 
 _SINGULAR_ORDERS = frozenset(sg for sg, _ in IMPERATIVES)
 _PLURAL_ORDERS = frozenset(pl for _, pl in IMPERATIVES)
-_NOT_SECOND_PERSON = _forms("брешь плешь")  # nouns in -ешь
+_NOT_SECOND_PERSON = _forms("брешь плешь каравай")  # nouns in -ешь, -вай
 # a word in -ете / -ите / -йте / -ьте after these is a noun (в газете, на сайте, при защите)
 _PREPOSITIONS = _forms("в во на о об обо при по")
 # ... or after an adjective in the prepositional or dative (своём твите, этой планете)
@@ -115,15 +115,21 @@ def _after_noun_word(before: str) -> bool:
 
 # a reflexive singular imperative: успокойся, останься, садись (not -щийся, -ться, запись, -лись)
 _REFLEXIVE_ORDER = re.compile(r"\w{2,}(?:[аяуое]йся|[^\Wаеёиоуыэюяйьтч]ься|[^\Wлп]ись)")
+# ... nor a past gerund (удивившись) or an infinitive (разойтись, спастись)
+_NOT_REFLEXIVE_ORDERS = ("вшись", "йтись", "стись")
+# an imperfective singular imperative: рассказывай, наливай, вставай (not каравай)
+_ORDER_ENDINGS = ("ывай", "ивай", "евай", "авай")
 
 
 def informal_word(word: str) -> bool:
     """Whether a word, alone, is a ты form: a pronoun, a verb in -ешь / -ишь(ся), a common
     singular imperative (смотри, давай) or a reflexive one (успокойся, останься, садись)."""
     return (word in INFORMAL_PRONOUNS or word in _SINGULAR_ORDERS
-            or _REFLEXIVE_ORDER.fullmatch(word) is not None
+            or (_REFLEXIVE_ORDER.fullmatch(word) is not None
+                and not word.endswith(_NOT_REFLEXIVE_ORDERS))
             or (word not in _NOT_SECOND_PERSON
-                and any(_stem_ends(word, t) for t, _ in PERSON_ENDINGS)))
+                and (any(_stem_ends(word, t) for t, _ in PERSON_ENDINGS)
+                     or any(_stem_ends(word, e) for e in _ORDER_ENDINGS))))
 
 
 def formal_word(word: str, before: str = "") -> bool:
@@ -288,6 +294,9 @@ IRREGULAR_PAST: tuple[tuple[str, str], ...] = _pairs("""
     провел/провела завёл/завела завел/завела изобрёл/изобрела приобрёл/приобрела
     боролся/боролась пролез/пролезла залез/залезла привык/привыкла отвык/отвыкла
     исчез/исчезла погиб/погибла промок/промокла замёрз/замёрзла замерз/замерзла
+    вёз/везла вез/везла привёз/привезла привез/привезла увёз/увезла увез/увезла
+    отвёз/отвезла отвез/отвезла навлёк/навлекла навлек/навлекла привлёк/привлекла
+    отвлёк/отвлекла отвлёкся/отвлеклась увлёкся/увлеклась увлекся/увлеклась
 """)
 """(masculine, feminine) past tense of verbs PAST_TENSE does not see (the stem ends in a
 consonant or in о / ё: мог / могла, пришёл / пришла, умер / умерла, боролся / боролась)."""
@@ -315,6 +324,13 @@ REPORTING_VERBS = _forms("думаю знаю вижу слышу надеюсь
 NOT_ADJECTIVES = _ADVERBS | _forms("тобой мной собой мною тобою одной мой твой свой")
 """Words in -ой / -ий that are no adjective agreeing with я («я с тобой», «я домой»)."""
 
+INDEFINITE = _forms("то нибудь либо")
+"""What makes a clause-opening word an indefinite pronoun: что-то, когда-нибудь, где-либо."""
+
+INFINITIVE = re.compile(r"\w{2,}(?:[аяеиоуы]ть|[аяеиоуы]ться|йти|йтись)")
+"""An infinitive (сказать, вернуться, уйти): after one, я's verb has come (я не буду
+использовать портал: «портал» is no past tense)."""
+
 SUBJECTS = _forms("ты вы он она оно мы они")
 """Nominative pronouns other than я: a verb after them agrees with them, not with я."""
 
@@ -331,5 +347,6 @@ GROUP_ADDRESS = _forms("""
 """Words that, said to someone (set off by commas: «Ребята, вы где?»), say that the вы of the
 line is plural: Russian has no other form of the plural "you"."""
 
-GROUP_WORDS = _forms("все всех всем всеми оба обе обоих обеих двое трое четверо")
-"""Words that, next to a вы pronoun (вы все, вас обоих, вы двое), make it plural."""
+GROUP_WORDS = _forms("все всех всем всеми оба обе обоих обеих двое трое четверо из")
+"""Words that, next to a вы pronoun (вы все, вас обоих, вы двое, кто-то из вас), make it
+plural."""
