@@ -93,11 +93,72 @@ def reverse_documents(docs: Iterable[Document]) -> list[Document]:
     return out
 
 
+# Corpora that began as machine translations which people then edited line by line (the
+# abalabokhin team's WeiDU translations and the Sandrah saga: shared/data/README.md, round 3):
+# `--weight machine-drafted=W` scales them, as `synthetic=W` scales back-translations.
+MACHINE_DRAFTED = (
+    "weidu/bgee-thalantyr-ex", "weidu/bsofb", "weidu/bg2dorn", "weidu/bloodandfaith",
+    "weidu/cassianpc", "weidu/dark-tidings", "weidu/groveofchaos", "weidu/lanna",
+    "weidu/loretakers", "weidu/throne-of-the-mad-god", "weidu/iwdcrossmod",  # abalabokhin
+    "weidu/sandraheet", "weidu/sandrahrtf", "weidu/sandrahtot",  # the Sandrah saga
+)
+TAGS = ("synthetic", "machine-drafted")  # weight names that scale, not name, documents
+
+
+def has_prefix(doc_id: str, prefix: str) -> bool:
+    """Whether `prefix` is the id or a leading run of its '/'-separated parts."""
+    return doc_id == prefix or doc_id.startswith(prefix.rstrip("/") + "/")
+
+
+def machine_drafted(doc: Document) -> bool:
+    return any(has_prefix(doc.doc_id, p) for p in MACHINE_DRAFTED)
+
+
+def weight_rule(doc: Document, weights: dict[str, float]) -> tuple[str, float]:
+    """Which weight a document gets and why: the longest doc-id prefix named in `weights`
+    (a corpus such as `friends`, or a part of one such as `weidu/sandraheet`), else its
+    domain, else 1 ('' names no rule); then times `synthetic` for back-translated documents
+    and times `machine-drafted` for MACHINE_DRAFTED ones."""
+    parts = doc.doc_id.split("/")
+    rule, weight = "", 1.0
+    for n in range(len(parts), 0, -1):
+        prefix = "/".join(parts[:n])
+        if prefix in weights and prefix not in TAGS:
+            rule, weight = prefix, weights[prefix]
+            break
+    else:
+        if doc.domain in weights and doc.domain not in TAGS:
+            rule, weight = doc.domain, weights[doc.domain]
+    if doc.synthetic and "synthetic" in weights:
+        weight *= weights["synthetic"]
+    if "machine-drafted" in weights and machine_drafted(doc):
+        weight *= weights["machine-drafted"]
+    return rule, weight
+
+
 def weight_of(doc: Document, weights: dict[str, float]) -> float:
-    """A document's sampling weight per epoch: by its corpus if named, else by its domain,
-    else 1; a synthetic document's is multiplied by the weight of 'synthetic'."""
-    weight = weights[doc.corpus] if doc.corpus in weights else weights.get(doc.domain, 1.0)
-    return weight * weights.get("synthetic", 1.0) if doc.synthetic else weight
+    """A document's sampling weight per epoch (copies of its examples): see weight_rule."""
+    return weight_rule(doc, weights)[1] if weights else 1.0
+
+
+def read_weights(path: str | Path) -> dict[str, float]:
+    """A weights file: TOML `NAME = W` lines (NAME: a doc-id prefix, a domain, `synthetic` or
+    `machine-drafted`; quote names with '/'), optionally inside a [weights] table."""
+    import tomllib
+
+    raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    raw = raw.get("weights", raw)
+    out = {}
+    for name, value in raw.items():
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise ValueError(f"{path}: {name} = {value!r}: expected a number >= 0")
+        out[str(name)] = float(value)
+    return out
+
+
+def weight_flags(weights: dict[str, float]) -> list[str]:
+    """The same weights as `subctx-train train` options (--weight NAME=W ...)."""
+    return [arg for name, w in weights.items() for arg in ("--weight", f"{name}={w:g}")]
 
 
 # -- filters ---------------------------------------------------------------------------------
@@ -134,8 +195,12 @@ def filter_documents(docs: Iterable[Document]) -> tuple[list[Document], dict[str
     """Turn bad pairs' targets into None (they stay as source-side context, never as training
     targets) and drop repeated one-segment documents. Returns documents and counts per reason."""
     counts: dict[str, int] = {}
+    return list(filtered(docs, counts)), counts
+
+
+def filtered(docs: Iterable[Document], counts: dict[str, int]) -> Iterator[Document]:
+    """filter_documents one document at a time (counts per reason added to `counts`)."""
     seen: set[tuple[str, str]] = set()
-    out = []
     for doc in docs:
         for seg in doc.segments:
             if seg.tgt is None:
@@ -151,5 +216,4 @@ def filter_documents(docs: Iterable[Document]) -> tuple[list[Document], dict[str
                 continue
             seen.add(key)
         if any(s.tgt is not None for s in doc.segments):
-            out.append(doc)
-    return out, counts
+            yield doc

@@ -44,6 +44,66 @@ def test_weights_by_corpus_then_domain_and_synthetic_scale():
     assert weight_of(_doc("stalker/x", "dialogue", synthetic=True), weights) == 0.5
 
 
+def test_weights_by_longest_doc_id_prefix_and_machine_drafted_scale(tmp_path):
+    from subctx_train.data import read_weights, weight_flags, weight_rule
+
+    weights = {"weidu": 0.6, "weidu/sandraheet/x": 0.1, "dialogue": 1.0, "game": 0.3,
+               "machine-drafted": 0.5, "synthetic": 0.5}
+    assert weight_rule(_doc("weidu/bg1npc/a", "dialogue"), weights) == ("weidu", 0.6)
+    # the Sandrah saga is machine-drafted: the corpus weight times machine-drafted's
+    assert weight_rule(_doc("weidu/sandraheet/y", "dialogue"), weights) == ("weidu", 0.3)
+    assert weight_rule(_doc("weidu/sandraheet/x", "dialogue"), weights)[1] == 0.05
+    assert weight_rule(_doc("weidus/a", "game"), weights) == ("game", 0.3)  # whole parts only
+    assert weight_rule(_doc("stalker/a", "news"), weights) == ("", 1.0)
+    assert weight_rule(_doc("stalker/a", "dialogue", synthetic=True), weights) == (
+        "dialogue", 0.5)
+    assert weight_of(_doc("weidu/lanna/a", "dialogue"), {"machine-drafted": 0}) == 0
+    path = tmp_path / "w.toml"
+    path.write_text('[weights]\nsubtitles = 4\n"weidu/lanna" = 0.5\nmachine-drafted = 0\n')
+    assert read_weights(path) == {"subtitles": 4.0, "weidu/lanna": 0.5, "machine-drafted": 0.0}
+    assert weight_flags(read_weights(path)) == [
+        "--weight", "subtitles=4", "--weight", "weidu/lanna=0.5", "--weight", "machine-drafted=0"]
+
+
+def test_the_shipped_weights_files_parse_as_train_options():
+    from pathlib import Path
+
+    from subctx_train.config import load_config
+    from subctx_train.data import read_weights, weight_flags
+
+    for path in sorted((Path(__file__).parent.parent / "subctx_train/configs/weights").glob(
+            "*.toml")):
+        weights = read_weights(path)
+        assert load_config("tiny", weight_flags(weights)).corpus_weights == weights, path
+
+
+def test_data_report_shares_follow_the_weights(tmp_path):
+    from subctx_train.data_report import corpus_rows, markdown
+
+    docs = [_doc("friends/e1"), _doc("paradox/x", "game-narrative"),
+            _doc("weidu/lanna/a", "dialogue"), _doc("weidu/bg1npc/a", "dialogue"),
+            _doc("plays/1", "drama", synthetic=True)]
+    path = tmp_path / "train.jsonl"
+    with open(path, "w", encoding="utf-8") as handle:
+        write_jsonl(docs, handle)
+    weights = {"subtitles": 4, "game-narrative": 0.5, "synthetic": 0.5, "machine-drafted": 0}
+    rows, counts = corpus_rows([tmp_path], weights)
+    by_name = {r.name: r for r in rows}
+    pairs = len(CORPUS)
+    assert set(by_name) == {"friends · subtitles", "paradox · game-narrative",
+                            "weidu · machine-drafted", "weidu", "plays · synthetic"}
+    assert by_name["friends · subtitles"].examples == 4 * pairs
+    assert by_name["weidu · machine-drafted"].examples == 0
+    total = (4 + 0.5 + 0 + 1 + 0.5) * pairs
+    assert abs(by_name["paradox · game-narrative"].share - 0.5 * pairs / total) < 1e-9
+    assert abs(sum(r.share for r in rows) - 1) < 1e-9
+    [weidu] = [r for r in corpus_rows([path], weights, by="corpus")[0] if r.corpus == "weidu"]
+    assert weidu.pairs == 2 * pairs and weidu.weight == 0.5  # the mean of 0 and 1
+    table = markdown(rows)
+    row = f"| friends · subtitles | train | subtitles | {pairs} | 4 | {4 * pairs} | 66.7 % |"
+    assert row in table
+
+
 def test_epoch_sample_repeats_by_weight():
     rng = random.Random(0)
     examples = [Example([1], [2], [], [], weight=w) for w in (0.0, 1.0, 2.5)]
