@@ -73,6 +73,9 @@ class Manifest:
     special_tokens: SpecialTokens = field(default_factory=SpecialTokens)
     scores: dict[str, Any] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)
+    # the kinds of control tag the model was trained with (subctx.controls: 'formality',
+    # 'speaker_gender'); none in bundles made before them, whose manifests lack the field
+    controls: list[str] = field(default_factory=list)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, indent=2) + "\n"
@@ -96,6 +99,9 @@ class Manifest:
                               f"(this subctx knows {', '.join(ARCHITECTURES)})")
         if manifest.context.target_side not in TARGET_SIDES:
             raise BundleError(f"unknown context.target_side '{manifest.context.target_side}'")
+        if not (isinstance(manifest.controls, list)
+                and all(isinstance(c, str) for c in manifest.controls)):
+            raise BundleError(f"malformed {MANIFEST}: controls is a list of names")
         if manifest.context.scope not in SCOPES:
             raise BundleError(f"unknown context.scope '{manifest.context.scope}' (use "
                               f"{', '.join(SCOPES)})")

@@ -107,6 +107,13 @@ class SpecialTokens:
     sep: str = "<sep>"
     ctx_bos: str = "<ctx>"
     bt_tag: str = "<bt>"  # starts synthetic (back-translated) sources; never at inference
+    # control tags (subctx.controls): a source may start with them to ask for ты / вы and for
+    # the speaker's gender; a model knows those its manifest lists in `controls`, whatever
+    # pieces are named here
+    informal_tag: str = "<inf>"
+    formal_tag: str = "<frm>"
+    masculine_tag: str = "<masc>"
+    feminine_tag: str = "<fem>"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,90 @@
+"""Control tags: what a translator can tell the model that English leaves open.
+
+Two kinds, each with two values:
+
+- FORMALITY: INFORMAL (ты) or FORMAL (вы, said to one person);
+- SPEAKER_GENDER: MASCULINE or FEMININE (я сделал / я сделала, я уверен / уверена).
+
+A model trained with control tags (subctx-train's `control_share`, labels from
+subctx_train.labels) saw, for a share of its examples, the current sentence's source start with
+the pieces of its Russian's labels: <inf> / <frm>, then <masc> / <fem> (SpecialTokens names
+them), right before the sentence's own pieces; the rest of its examples carry none, so it also
+translates without them. Its bundle lists the kinds it knows in `Manifest.controls`; the pieces
+of a kind it does not list mean nothing to it.
+
+`control_pieces` turns what a user asks (--formality, --speaker-gender: 'auto' asks nothing)
+into the pieces to put before the current sentence, in the order training put them, or says in
+one line why this model cannot take them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from subctx.bundle import Manifest
+from subctx.contract import SpecialTokens
+from subctx.errors import BundleError
+
+FORMALITY, SPEAKER_GENDER = "formality", "speaker_gender"
+INFORMAL, FORMAL, MASCULINE, FEMININE = "informal", "formal", "masculine", "feminine"
+AUTO = "auto"  # ask nothing: the model decides, from the sentence and its context
+
+CONTROLS: dict[str, tuple[str, ...]] = {FORMALITY: (INFORMAL, FORMAL),
+                                        SPEAKER_GENDER: (MASCULINE, FEMININE)}
+"""Each kind's values, kinds in the order their pieces come (formality first)."""
+
+OPTIONS = {FORMALITY: "--formality", SPEAKER_GENDER: "--speaker-gender"}
+"""The app's option for each kind."""
+
+_WORDS = {FORMALITY: "formality", SPEAKER_GENDER: "speaker-gender"}
+
+
+def choices(kind: str) -> tuple[str, ...]:
+    """What the option of a kind accepts: auto, then the kind's values."""
+    return (AUTO, *CONTROLS[kind])
+
+
+def tag_piece(value: str, tokens: SpecialTokens | None = None) -> str:
+    """The piece of a value (INFORMAL -> '<inf>')."""
+    tokens = tokens or SpecialTokens()
+    return {INFORMAL: tokens.informal_tag, FORMAL: tokens.formal_tag,
+            MASCULINE: tokens.masculine_tag, FEMININE: tokens.feminine_tag}[value]
+
+
+def kind_of(value: str) -> str:
+    """The kind a value belongs to (FEMININE -> SPEAKER_GENDER)."""
+    return next(kind for kind, values in CONTROLS.items() if value in values)
+
+
+def known_controls(has_piece: Callable[[str], bool], tokens: SpecialTokens | None = None
+                   ) -> list[str]:
+    """The kinds whose every piece a tokenizer has (`has_piece(piece)`), in CONTROLS order: a
+    tokenizer made before control tags has none."""
+    return [kind for kind, values in CONTROLS.items()
+            if all(has_piece(tag_piece(v, tokens)) for v in values)]
+
+
+def tags(values: Iterable[str], tokens: SpecialTokens | None = None) -> list[str]:
+    """The pieces of some values (at most one per kind), in CONTROLS order."""
+    chosen = {kind_of(v): v for v in values}
+    return [tag_piece(chosen[kind], tokens) for kind in CONTROLS if kind in chosen]
+
+
+def control_pieces(manifest: Manifest, formality: str = AUTO, speaker_gender: str = AUTO
+                   ) -> tuple[str, ...]:
+    """The tag pieces to put before the current sentence's source for what is asked ('auto':
+    nothing); BundleError in one line where the model was not trained with that kind of tag,
+    ValueError for a value no option accepts."""
+    asked = {FORMALITY: formality, SPEAKER_GENDER: speaker_gender}
+    for kind, value in asked.items():
+        if value not in choices(kind):
+            raise ValueError(f"{OPTIONS[kind]} is one of {', '.join(choices(kind))}, "
+                             f"not {value!r}")
+    wanted = {kind: value for kind, value in asked.items() if value != AUTO}
+    missing = [kind for kind in wanted if kind not in manifest.controls]
+    if missing:
+        kinds = " or ".join(_WORDS[k] for k in missing)
+        options = " and ".join(f"{OPTIONS[k]} auto" for k in missing)
+        raise BundleError(f"this model was not trained with {kinds} tags; use {options} "
+                          f"(or a model whose subctx.json lists them under \"controls\")")
+    return tuple(tags(wanted.values(), manifest.special_tokens))
