@@ -1,0 +1,167 @@
+"""Labels of a Russian target for the control tags (subctx.controls): the form of address and
+the speaker's gender its words show. Dictionary-free, from subctx.lexicon's word lists; each
+label says what the target *shows*, and None where it shows nothing or contradicts itself.
+
+Formality (`register_label`): INFORMAL where the target uses ты forms only (pronouns, verbs in
+-ешь / -ишь, imperatives: subctx.lexicon.address), FORMAL where it uses вы forms only and
+nothing marks that вы as plural, else None (none, both, or a plural вы). Russian has one вы for
+"you, sir" and for "you, all of you": the tag is to choose between ты and вы for *one* listener,
+and for several there is no choice to make, so a вы marked as plural (вы все, вас обоих, вы
+двое, «Ребята, ...», or an English "you guys" / "all of you" / "everyone") gets no tag. A plural
+the line does not mark (an order to a squad, "Are you ready?" to a crowd) cannot be told from a
+polite singular and is labelled FORMAL: tests/data/control_labels.tsv measures how often.
+
+Speaker gender (`speaker_label`): the gender of what agrees with я: a past tense (я сделал /
+сделала, я ведь не знала), a short adjective or participle (я уверен / уверена, я сама), or a
+full adjective ending its clause (я не такая); MASCULINE or FEMININE where every such form in
+the target agrees, else None. Only within я's clause: a comma, a clause-opening word (что,
+когда, который...), another subject (она, мы...) or a verb like «думаю» ends the search, so «Я
+думал, она ушла» is masculine, «я знаю что она ушла» nothing. A plural or neuter verb after я
+(«я и Моника были») says nothing; quoted speech («...», "...") is someone else's and is skipped.
+Without я, only a sentence that opens on a short form like «Рад» or «Уверена» and asks nothing
+(«Рад познакомиться») counts.
+"""
+
+from __future__ import annotations
+
+import re
+
+from subctx import lexicon
+from subctx.controls import (
+    FEMININE,
+    FORMAL,
+    FORMALITY,
+    INFORMAL,
+    MASCULINE,
+    SPEAKER_GENDER,
+)
+
+# -- formality ---------------------------------------------------------------------------------
+
+# "you" said to several people, in English
+_SEVERAL = re.compile(
+    r"\byou (?:guys|all|two|three|four|both|people|kids|boys|girls|ladies|gentlemen|lot|folks|"
+    r"men|children|fellas|fellows)\b|\by'?all\b|\b(?:all|both|each|either|any|some|one|none|"
+    r"many|most|few|two|three|half|neither) of (?:you|ya)\b|\b(?:everyone|everybody|guys|folks|"
+    r"gentlemen|ladies)\b", re.IGNORECASE)
+
+_GROUP_ADDRESS = "|".join(sorted(lexicon.GROUP_ADDRESS))
+# a word for a group said to it: set off by punctuation on both sides («Ребята, вы где?»)
+_GROUP_CALLED = re.compile(rf"(?:^|[,.!?…:;—–-])\s*(?:{_GROUP_ADDRESS})\s*(?=[,.!?…:;—–-]|$)",
+                           re.IGNORECASE)
+
+
+def plural_address(russian: str, english: str = "") -> bool:
+    """Whether a line says its вы to several people: вы все / вас обоих / вы двое, a group
+    called by name («Ребята, ...»), or an English "you guys", "all of you", "everyone"."""
+    if _SEVERAL.search(english) or _GROUP_CALLED.search(russian):
+        return True
+    ws = lexicon.words(russian)
+    return any(w in lexicon.FORMAL_PRONOUNS and lexicon.GROUP_WORDS & set(ws[max(0, i - 1):i + 2])
+               for i, w in enumerate(ws))
+
+
+def register_label(russian: str, english: str = "") -> str | None:
+    """INFORMAL (ты forms only), FORMAL (вы forms only, not marked as plural) or None."""
+    informal, formal = lexicon.address(russian)
+    if informal and not formal:
+        return INFORMAL
+    if formal and not informal and not plural_address(russian, english):
+        return FORMAL
+    return None
+
+
+# -- the speaker's gender ----------------------------------------------------------------------
+
+_MASCULINE_FORMS = frozenset(m for m, _ in lexicon.SHORT_FORMS + lexicon.IRREGULAR_PAST)
+_FEMININE_FORMS = frozenset(f for _, f in lexicon.SHORT_FORMS + lexicon.IRREGULAR_PAST
+                            ) | lexicon.FEMININE_ONLY
+_OPENERS = {w: MASCULINE if w in _MASCULINE_FORMS else FEMININE for w in lexicon.SPEAKER_OPENERS}
+_QUOTED = re.compile(r"«[^»]*»|“[^”]*”|„[^“”]*[“”]|\"[^\"]*\"")
+_WHOLE_QUOTE = re.compile(r"[«“„\"]([^«»“”„\"]*)[»“”\"][.!?…]*")
+_SENTENCE = re.compile(r"([^.!?…]*)([.!?…]*)")
+_CLAUSE = re.compile(r"[,;:()\[\]«»“”„\"—–]|\s-|-\s|^-")
+_WINDOW = 6  # words after я within which its verb or adjective is looked for
+_STOPS = lexicon.CLAUSE_OPENERS | lexicon.SUBJECTS | lexicon.REPORTING_VERBS
+_NONE = "none"  # a form that agrees with я but has no gender (я и Моника были): stop, no label
+
+
+_SELF = {m: MASCULINE for m, _ in lexicon.SELF_WORDS} | {f: FEMININE for _, f in lexicon.SELF_WORDS}
+_AFTER_SELF = lexicon._forms("из самый самая")  # я один из них, я та самая
+
+
+def _form_gender(word: str, adjective_place: bool, next_word: str | None) -> str | None:
+    """MASCULINE / FEMININE for a form that agrees with a subject in that gender, _NONE for a
+    plural or neuter past tense, None for other words; `adjective_place`: nothing but words
+    like не / так / был stands between я and the word; `next_word`: None at the clause end."""
+    clause_end = next_word is None
+    if word in _SELF:
+        return _SELF[word] if adjective_place and (clause_end or next_word in _AFTER_SELF) \
+            else None
+    if word in _MASCULINE_FORMS:
+        return MASCULINE
+    if word in _FEMININE_FORMS:
+        return FEMININE
+    past = lexicon.PAST_TENSE.fullmatch(word)
+    if past and past.group(1) not in lexicon.NOT_PAST_STEMS:
+        return {"л": MASCULINE, "ла": FEMININE}.get(past.group(2), _NONE)
+    if adjective_place and clause_end and word not in lexicon.NOT_ADJECTIVES and len(word) > 3:
+        if word.endswith(("ый", "ий", "ой")):
+            return MASCULINE
+        if word.endswith(("ая", "яя")):
+            return FEMININE
+    return None
+
+
+def _after_i(words: list[str]) -> str | None:
+    """The gender of what agrees with я among the words after it in its clause."""
+    for k, word in enumerate(words[:_WINDOW]):
+        after = words[k + 1] if k + 1 < len(words) else None
+        if word in _STOPS and after not in lexicon.INDEFINITE:  # что, not что-то
+            return None
+        adjective_place = all(w in lexicon.BEFORE_PREDICATE for w in words[:k])
+        gender = _form_gender(word, adjective_place, after)
+        if gender is not None:
+            return None if gender == _NONE else gender
+        if lexicon.INFINITIVE.fullmatch(word):  # я не буду использовать портал
+            return None
+    return None
+
+
+def _before_i(words: list[str]) -> str | None:
+    """The gender of a past tense before бы я («Хотел бы я...», «Знала бы я»)."""
+    if len(words) >= 2 and words[-1] == "бы":
+        gender = _form_gender(words[-2], False, "я")
+        return gender if gender in (MASCULINE, FEMININE) else None
+    return None
+
+
+def speaker_genders(russian: str) -> set[str]:
+    """The genders the forms that agree with the speaker show (empty: none)."""
+    found: set[str] = set()
+    text = russian.strip()
+    if whole := _WHOLE_QUOTE.fullmatch(text):  # a line said whole in quotes is the speaker's
+        text = whole.group(1)
+    text = _QUOTED.sub(",", text)
+    for body, end in _SENTENCE.findall(text):
+        clauses = [lexicon.words(c) for c in _CLAUSE.split(body)]
+        clauses = [c for c in clauses if c]
+        if clauses and clauses[0][0] in _OPENERS and "?" not in end:
+            found.add(_OPENERS[clauses[0][0]])
+        for ws in clauses:
+            for i, w in enumerate(ws):
+                if w == "я" and (gender := _after_i(ws[i + 1:]) or _before_i(ws[:i])):
+                    found.add(gender)
+    return found
+
+
+def speaker_label(russian: str) -> str | None:
+    """MASCULINE or FEMININE where what agrees with я says one gender only, else None."""
+    found = speaker_genders(russian)
+    return found.pop() if len(found) == 1 else None
+
+
+def labels(russian: str, english: str = "") -> dict[str, str]:
+    """A target's labels by kind (FORMALITY, SPEAKER_GENDER), only those it shows."""
+    out = {FORMALITY: register_label(russian, english), SPEAKER_GENDER: speaker_label(russian)}
+    return {kind: value for kind, value in out.items() if value is not None}
