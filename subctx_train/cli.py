@@ -12,6 +12,7 @@ import typer
 from subctx.backends import BACKENDS, DEVICES
 from subctx.clihelp import PlainCommand, PlainGroup
 from subctx.decoding.scope import SCOPES
+from subctx_train.backtranslate import SAMPLINGS
 from subctx_train.config import DEFAULT_PRESET, preset_names
 
 Backend = Enum("Backend", {name: name for name in BACKENDS}, type=str)
@@ -147,9 +148,36 @@ def train(
         typer.echo(f"final (averaged) weights: {final}")
 
 
+Sampling = Enum("Sampling", {name: name for name in SAMPLINGS}, type=str)
+
+
+class _Log:
+    """Progress as plain lines every `every` seconds (a background run's log file)."""
+
+    def __init__(self, total: int, every: float = 30.0):
+        import time
+
+        self.clock, self.total, self.every = time.monotonic, total, every
+        self.done, self.start = 0, time.monotonic()
+        self.last = self.start
+
+    def __call__(self, n: int) -> None:
+        self.done += n
+        now = self.clock()
+        if now - self.last >= self.every or self.done >= self.total:
+            self.last = now
+            rate = self.done / max(now - self.start, 1e-9)
+            left = (self.total - self.done) / rate if rate else 0
+            typer.echo(f"{self.done}/{self.total} sentences, {rate:.0f}/s, "
+                       f"{left / 60:.1f} min left", err=True)
+
+
 def _translate_corpora(inputs: list[Path], model: Path, out: Path, mode: str, beam: int,
                        batch_size: int, device: Device, threads: int,
-                       max_segments: int | None = None) -> None:
+                       max_segments: int | None = None, sampling: str = "beam",
+                       known: list[Path] | None = None, seed: int = 1) -> None:
+    import sys
+
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -157,26 +185,42 @@ def _translate_corpora(inputs: list[Path], model: Path, out: Path, mode: str, be
         TimeRemainingColumn,
     )
 
-    from subctx.contract import Request
-    from subctx_train.backtranslate import plan_jobs, translate_corpus
+    from subctx_train.backtranslate import (
+        engine_translate,
+        known_keys,
+        plan_jobs,
+        translate_corpus,
+    )
     from subctx_train.data import jsonl_files
 
     files = jsonl_files(inputs)
+    keys = known_keys(known) if known else set()
+    if keys:
+        typer.echo(f"{len(keys)} Russian sentences of the parallel data are left out")
     engine = _engine(model, device, threads)
-
-    def translate(texts: list[str]) -> list[str]:
-        results = engine.translate([Request(t) for t in texts], beam_size=beam,
-                                   max_batch_size=batch_size)
-        return [r.text for r in results]
-
-    jobs = plan_jobs(files, out, mode, max_segments)
-    with Progress("{task.description}", BarColumn(), MofNCompleteColumn(),
-                  TimeRemainingColumn()) as progress:
-        task = progress.add_task("sentences", total=sum(j.todo for j in jobs))
+    try:
+        translate = engine_translate(engine, SAMPLINGS[sampling], beam, batch_size, seed)
+    except ValueError as err:
+        raise typer.BadParameter(str(err)) from None
+    jobs = plan_jobs(files, out, mode, max_segments, keys)
+    total = sum(j.todo for j in jobs)
+    chunk = max(2000, 16 * batch_size)  # sentences sorted by length together
+    if sys.stderr.isatty():
+        with Progress("{task.description}", BarColumn(), MofNCompleteColumn(),
+                      TimeRemainingColumn()) as progress:
+            task = progress.add_task("sentences", total=total)
+            for job in jobs:
+                progress.update(task, description=job.source.name)
+                translate_corpus(job, translate, mode, lambda n: progress.advance(task, n),
+                                 chunk)
+    else:
+        log = _Log(total)
         for job in jobs:
-            progress.update(task, description=job.source.name)
-            translate_corpus(job, translate, mode, lambda n: progress.advance(task, n))
-    typer.echo(f"{len(jobs)} files -> {out}")
+            typer.echo(f"{job.source.name}: {job.todo} sentences to translate"
+                       + (f", {job.dropped} known left out" if job.dropped else ""), err=True)
+            translate_corpus(job, translate, mode, log, chunk)
+    typer.echo(f"{len(jobs)} files -> {out} ({sum(j.dropped for j in jobs)} segments with a "
+               f"known Russian left out)" if mode == "back" else f"{len(jobs)} files -> {out}")
 
 
 @app.command("back-translate", cls=PlainCommand)
@@ -195,12 +239,21 @@ def back_translate(
     max_segments: Annotated[int | None, typer.Option(
         metavar="N",
         help="Per input file: its first whole documents holding this many segments.")] = None,
+    sampling: Annotated[Sampling, typer.Option(
+        help="How a synthetic source is made (Edunov et al. 2018): "
+             + "; ".join(f"{s.name}: {s.help}" for s in SAMPLINGS.values())
+             + ". sample and top10 need a PyTorch bundle.")] = Sampling.beam,
+    known: Annotated[list[Path] | None, typer.Option(
+        metavar="PATH", exists=True,
+        help="Parallel .jsonl files or folders: segments whose Russian has a real English "
+             "side there are left out (repeatable).")] = None,
+    seed: Annotated[int, typer.Option(metavar="N", help="Seed of sampling and noise.")] = 1,
 ) -> None:
     """Back-translate monolingual Russian documents line by line, keeping order and timings;
     the output (one .jsonl per input, marked synthetic) trains the English-to-Russian models.
     Re-running goes on where an interrupted run stopped."""
     _translate_corpora(mono, model, out, "back", beam, batch_size, device, threads,
-                       max_segments)
+                       max_segments, sampling.value, known, seed)
 
 
 @app.command("self-translate", cls=PlainCommand)

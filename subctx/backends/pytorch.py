@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 
 from subctx.backends.base import Backend, Found, Prepared, generated_score
+from subctx.backends.output import collapse_loop, loops
 from subctx.bundle import Bundle
-from subctx.contract import AttentionMap, SpecialIds
+from subctx.contract import AttentionMap, Request, SpecialIds, Translation
 from subctx.errors import BundleError
 
 
@@ -130,11 +132,11 @@ class TorchBackend(Backend):
                 logp[rows_t, wanted] = 0.0
             total = (scores.view(-1, 1) + logp).view(batch, beam * vocab)
             top_scores, top_index = total.topk(2 * beam, dim=-1)
+            top_scores, top_index = top_scores.tolist(), top_index.tolist()  # one copy a step
             next_tokens, next_scores, parents = [], [], []
             for b in range(batch):
                 kept = 0
-                for score, index in zip(top_scores[b].tolist(), top_index[b].tolist(),
-                                        strict=True):
+                for score, index in zip(top_scores[b], top_index[b], strict=True):
                     parent, token = divmod(index, vocab)
                     row = b * beam + parent
                     if token == eos or step == max_len:
@@ -165,6 +167,89 @@ class TorchBackend(Backend):
                                 torch.tensor(next_tokens, device=self.device)[:, None]], dim=1)
             scores = torch.tensor(next_scores, device=self.device).view(batch, beam)
         return [sorted(f, key=lambda h: -h[1]) or [([], -math.inf)] for f in finished]
+
+    # -- sampling ------------------------------------------------------------------------------
+    def sample(self, requests: Sequence[Request], top_k: int = 0, temperature: float = 1.0,
+               max_batch_size: int = 32, seed: int | None = None) -> list[Translation]:
+        """One translation per request drawn from the model (`top_k` > 0: from its k most
+        likely tokens at each step), as sampled back-translation takes its synthetic sources
+        (Edunov et al. 2018); forced tokens come first as in beam search, and a translation
+        that loops is cut down. Scores are `generated_score`s of the drawn tokens."""
+        if not requests:
+            return []
+        prepared = [self.prepare(r) for r in requests]
+        generator = self.torch.Generator(device=self.device)
+        if seed is not None:
+            generator.manual_seed(seed)
+        else:
+            generator.seed()
+        out: list[Translation] = []
+        for start in range(0, len(prepared), max_batch_size):
+            batch = prepared[start:start + max_batch_size]
+            drawn = self._sample_batch(batch, top_k, temperature, generator)
+            for p, (ids, score) in zip(batch, drawn, strict=True):
+                out.append(Translation(self._detok(self._current(self._pieces_of(ids), p)),
+                                       score))
+        for request, translation in zip(requests, out, strict=True):
+            if loops(request.text, translation.text):
+                translation.text = collapse_loop(request.text, translation.text)
+        return out
+
+    def _sample_batch(self, batch: list[Prepared], top_k: int, temperature: float, generator
+                      ) -> list[tuple[list[int], float]]:
+        """Ancestral sampling with a key/value cache; finished sentences leave the batch.
+        Per sentence (ids without </s>, forced tokens included; its score)."""
+        torch = self.torch
+        eos = self.ids.eos
+        length = max(1, min(self.manifest.max_positions - 1,
+                            max(p.forced_length + p.budget for p in batch)))
+        forced = [self._id_list(p.prefix + p.forced) for p in batch]
+        width = max(map(len, forced))
+        forced_t = self._pad([f or [-1] for f in forced], -1) if width else None
+        n = len(batch)
+        with torch.no_grad():
+            _, (memory, mask) = self._encode(batch)
+            cache = self.model.start_decoding(memory, mask)
+            rows = torch.arange(n, device=self.device)  # the sentence of each live row
+            last = torch.full((n,), self.ids.bos, dtype=torch.long, device=self.device)
+            out = torch.full((n, length), self.ids.pad, dtype=torch.long, device=self.device)
+            logp_sum = torch.zeros(n, device=self.device)
+            ended_at = torch.full((n,), length, dtype=torch.long, device=self.device)
+            for step in range(length):
+                logits = self.model.decode_step(last, cache).float()
+                logits[:, self.ids.unk] = -math.inf  # never '⁇' in a subtitle
+                logp = logits.log_softmax(-1)
+                scaled = logits / temperature
+                if top_k:
+                    kth = scaled.topk(min(top_k, scaled.size(-1)), dim=-1).values[:, -1:]
+                    scaled = scaled.masked_fill(scaled < kth, -math.inf)
+                token = torch.multinomial(scaled.softmax(-1), 1, generator=generator)[:, 0]
+                counted = torch.ones_like(token, dtype=torch.bool)
+                if step < width:  # a forced step: the given token, not counted in the score
+                    wanted = forced_t[rows, step]
+                    counted = wanted < 0
+                    token = torch.where(counted, token, wanted)
+                picked = logp.gather(1, token[:, None])[:, 0]
+                logp_sum[rows] += torch.where(counted, picked, torch.zeros_like(picked))
+                out[rows, step] = token
+                done = (token == eos) & counted
+                ended_at[rows[done]] = step
+                keep = ~done
+                if step == length - 1 or not bool(keep.any()):
+                    break
+                if not bool(keep.all()):
+                    live = keep.nonzero()[:, 0]
+                    cache.reorder(live)
+                    rows, token = rows[live], token[live]
+                last = token
+        penalty = self.manifest.length_penalty
+        results = []
+        for i, (ids, end, total) in enumerate(zip(out.tolist(), ended_at.tolist(),
+                                                  logp_sum.tolist(), strict=True)):
+            ids = ids[:end]  # without </s>, which counts in the length when it came
+            generated = len(ids) + (end < length) - len(forced[i])
+            results.append((ids, generated_score(total, generated, penalty)))
+        return results
 
     # -- attention -----------------------------------------------------------------------------
     def _attention_rows(self, memory, mask, output: list[int]) -> list[list[float]] | None:
