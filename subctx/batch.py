@@ -19,9 +19,10 @@ from subctx.decoding import DecodeOptions, DocumentResult, translate_documents
 from subctx.errors import BundleError, SubctxError
 from subctx.files import Job
 from subctx.formats import SubtitleFile, read_subtitles
+from subctx.reading import DEFAULT_FIT, ReadingFit, fit_reading_speed
 from subctx.textio import atomic_write_text
 from subctx.units import DocumentPlan, plan_document
-from subctx.wrap import DEFAULT_MAX_CPS, DEFAULT_MAX_LINES, DEFAULT_WIDTH, readability
+from subctx.wrap import Layout, readability
 
 Failure = tuple[Path, str]  # a file and why it was not translated
 
@@ -63,15 +64,6 @@ class ModelChoice:
                             threads=self.threads)
 
 
-@dataclass(frozen=True)
-class Layout:
-    """How translated cues are laid out and checked."""
-
-    width: int = DEFAULT_WIDTH  # characters per line, never more
-    max_lines: int = DEFAULT_MAX_LINES  # lines a cue should have at most
-    max_cps: float = DEFAULT_MAX_CPS  # reading speed a cue should stay under
-
-
 DEFAULT_LAYOUT = Layout()
 
 
@@ -97,6 +89,7 @@ class Written:
     too_fast: list[int]  # cue indices over Layout.max_cps
     fallbacks: int  # cues whose context translation the guard found broken and replaced
     warnings: list[str]  # what the translation left to look at (an empty translation...)
+    shortened: list[int] = field(default_factory=list)  # cues given a shorter translation
 
 
 def load(jobs: list[Job], encoding: str | None = None) -> tuple[list[Loaded], list[Failure]]:
@@ -117,16 +110,20 @@ def translate_files(loaded: list[Loaded], translator: Translator, options: Decod
                     layout: Layout = DEFAULT_LAYOUT,
                     on_units_done: Callable[[int], None] | None = None,
                     on_written: Callable[[Written | None], None] | None = None,
+                    fit: ReadingFit = DEFAULT_FIT,
                     ) -> tuple[list[Written], list[Failure]]:
     """Translate the files together (their cues share batches) and write each translation
-    atomically as soon as its file is complete. `on_units_done(n)` counts translated units;
-    `on_written(w)` follows every file (None when it could not be written)."""
+    atomically as soon as its file is complete, its cues over the layout's limits given
+    shorter translations first where `fit` says (subctx.reading). `on_units_done(n)` counts
+    translated units; `on_written(w)` follows every file (None when it could not be written)."""
     written: list[Written] = []
     failed: list[Failure] = []
     start = time.perf_counter()
 
     def document_done(doc: int, result: DocumentResult) -> None:
         item = loaded[doc]
+        timings = [(c.start, c.end) for c in item.sub.cues]
+        fitted = fit_reading_speed(result, timings, translator, options, layout, fit)
         try:
             lines = result.cue_lines(layout.width, layout.max_lines)
             atomic_write_text(item.job.output, item.sub.render(lines))
@@ -136,11 +133,11 @@ def translate_files(loaded: list[Loaded], translator: Translator, options: Decod
             if on_written:
                 on_written(None)
             return
-        checks = readability([(c.start, c.end) for c in item.sub.cues], lines,
-                             layout.max_lines, layout.max_cps)
+        checks = readability(timings, lines, layout.max_lines, layout.max_cps)
         written.append(Written(item.job.source, item.job.output, len(item.sub.cues),
                                time.perf_counter() - start, checks.over_lines,
-                               checks.too_fast, result.broken_fallbacks(), result.warnings))
+                               checks.too_fast, result.broken_fallbacks(), result.warnings,
+                               fitted.shortened))
         if on_written:
             on_written(written[-1])
 

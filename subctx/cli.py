@@ -29,6 +29,7 @@ from subctx.clihelp import PlainCommand, PlainGroup
 from subctx.decoding import SCHEDULES, SCOPES
 from subctx.errors import BundleError, SubctxError
 from subctx.files import select_jobs
+from subctx.reading import DEFAULT_FIT, NO_FIT
 from subctx.wrap import DEFAULT_MAX_CPS, DEFAULT_MAX_LINES, DEFAULT_WIDTH
 
 # the choices, as Typer validates and lists them (from the registries)
@@ -152,11 +153,13 @@ def _summary(rows: list[Written], failed: list[Failure], skipped: list[Failure],
                      footer=str(sum(len(r.over_lines) for r in rows)))
     table.add_column(f">{layout.max_cps:g} cps", justify="right",
                      footer=str(sum(len(r.too_fast) for r in rows)))
+    table.add_column("shortened", justify="right",
+                     footer=str(sum(len(r.shortened) for r in rows)))
     table.add_column("fallbacks", justify="right", footer=str(sum(r.fallbacks for r in rows)))
     table.add_column("done (s)", justify="right", footer=f"{elapsed:.1f}")
     for r in rows:
         table.add_row(str(r.output), str(r.cues), str(len(r.over_lines)), str(len(r.too_fast)),
-                      str(r.fallbacks), f"{r.seconds:.1f}")
+                      str(len(r.shortened)), str(r.fallbacks), f"{r.seconds:.1f}")
     if rows:
         out.print(table)
     for r in rows:
@@ -206,6 +209,11 @@ def translate(
     max_cps: Annotated[float, typer.Option(
         min=1.0, metavar="CPS", help="Reading speed (characters per second) over which a cue "
                                      "is listed in the summary.")] = DEFAULT_MAX_CPS,
+    fit_reading_speed: Annotated[bool, typer.Option(
+        "--fit-reading-speed/--no-fit-reading-speed", metavar="",
+        help="Give a cue over --max-cps or --max-lines the likeliest of the model's shorter "
+             "alternatives that brings it within them (only such cues are decoded again); "
+             "what stays over is listed in the summary.")] = True,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", metavar="",
         help="Check inputs and show what would be written; translate nothing.")] = False,
@@ -269,7 +277,8 @@ def translate(
         try:
             rows, unwritten = translate_files(
                 loaded, translator, options, layout,
-                on_units_done=lambda n: progress.advance(cues_bar, n), on_written=file_written)
+                on_units_done=lambda n: progress.advance(cues_bar, n), on_written=file_written,
+                fit=DEFAULT_FIT if fit_reading_speed else NO_FIT)
         except KeyboardInterrupt:
             progress.stop()
             err.print(f"[bold red]interrupted:[/bold red] {written} file(s) written; "

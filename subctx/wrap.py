@@ -86,12 +86,26 @@ def _greedy(words: list[str], width: int) -> list[str]:
     return [*out, line]
 
 
+@dataclass(frozen=True)
+class Layout:
+    """How translated cues are laid out and checked."""
+
+    width: int = DEFAULT_WIDTH  # characters per line, never more
+    max_lines: int = DEFAULT_MAX_LINES  # lines a cue should have at most
+    max_cps: float = DEFAULT_MAX_CPS  # reading speed a cue should stay under
+
+
 @dataclass
 class Readability:
     """Cues a translator should look at: more lines than wanted, or too fast to read."""
 
     over_lines: list[int] = field(default_factory=list)  # cue indices
     too_fast: list[int] = field(default_factory=list)
+
+    @property
+    def over(self) -> list[int]:
+        """Every cue over a limit, in order."""
+        return sorted({*self.over_lines, *self.too_fast})
 
 
 def readability(timings: list[tuple[float | None, float | None]], cue_lines: list[list[str]],

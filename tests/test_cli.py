@@ -212,3 +212,34 @@ def test_review_names_the_missing_translation_not_the_input(tmp_path):
                                       str(tmp_path / "nope.ru.srt")])
     assert result.exit_code == 1 and "nope.ru.srt: no such file" in result.output
     assert "movie.srt: no such file" not in result.output
+
+
+def test_reading_speed_fit_shortens_what_it_can_and_the_summary_lists_the_rest(tmp_path, run):
+    import re
+
+    # the tiny random model keeps most cues in English (empty outputs); some of its
+    # alternatives are letters, short enough for 40 characters per second
+    src = write_srt(tmp_path / "fast.srt", "".join(
+        f"{i}\n00:00:{a} --> 00:00:{b}\n{text}\n\n" for i, (a, b, text) in enumerate([
+            ("00,000", "00,600", "Hello there, how are you?"),
+            ("01,000", "01,400", "I do not know what you mean."),
+            ("02,000", "30,000", "Where is the door?"),
+            ("30,000", "30,400", "She said it was fine.")], 1)))
+    out = tmp_path / "fast.ru.srt"
+
+    def over(output: str) -> set[int]:
+        listed = re.search(r"over 40 characters per second: ([\d, ]+)", output)
+        return {int(n) for n in listed.group(1).split(",")} if listed else set()
+
+    result = run(src, "--max-cps", "40")
+    assert result.exit_code == 0, result.output
+    fitted, still = read_subtitles(out), over(result.output)
+    shortened = int(re.search(r"1 translated[│ ]+4[│ ]+0[│ ]+\d+[│ ]+(\d+)",
+                              result.output).group(1))
+    result = run(src, "--max-cps", "40", "--overwrite", "--no-fit-reading-speed")
+    assert result.exit_code == 0, result.output
+    plain, before = read_subtitles(out), over(result.output)
+    assert 3 not in before and still < before and shortened == len(before - still)
+    for n in range(4):
+        a, b = " ".join(fitted.cues[n].lines), " ".join(plain.cues[n].lines)
+        assert (a == b) == (n + 1 not in before - still) and len(a) <= len(b)
