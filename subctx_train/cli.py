@@ -274,6 +274,106 @@ def self_translate(
     _translate_corpora(data, model, out, "own", beam, batch_size, device, threads)
 
 
+@app.command("data-report", cls=PlainCommand)
+def data_report(
+    data: Annotated[list[Path], typer.Argument(
+        metavar="DATA...", exists=True,
+        help="Training .jsonl files or folders (real and back-translated).")],
+    weights: Annotated[Path | None, typer.Option(
+        metavar="FILE", exists=True, dir_okay=False,
+        help="A weights file (subctx_train/configs/weights/*.toml).")] = None,
+    weight: Annotated[list[str] | None, typer.Option(
+        metavar="NAME=W", help="A weight as `train --weight` takes it (after the file's; "
+                               "repeatable).")] = None,
+    by: Annotated[str, typer.Option(
+        metavar="part|corpus|domain",
+        help="A row per weighted part of a corpus, per corpus or per domain.")] = "part",
+    markdown: Annotated[Path | None, typer.Option(
+        metavar="FILE", help="Also write the table as Markdown.")] = None,
+    json_file: Annotated[Path | None, typer.Option("--json", metavar="FILE")] = None,
+) -> None:
+    """Each corpus's pairs (after the trainer's filters) and its share of an epoch's
+    examples and target characters under the corpus weights."""
+    from subctx_train import data_report as dr
+    from subctx_train.data import read_weights
+
+    values = read_weights(weights) if weights else {}
+    for item in weight or []:
+        name, _, w = item.partition("=")
+        try:
+            values[name.strip()] = float(w)
+        except ValueError:
+            raise typer.BadParameter(f"--weight {item}: expected NAME=NUMBER") from None
+    if by not in dr.BY:
+        raise typer.BadParameter(f"--by {by}: one of {', '.join(dr.BY)}")
+    rows, counts = dr.corpus_rows(data, values, by)
+    dr.show(rows, f"an epoch's examples by {by}" + (f" ({weights.name})" if weights else ""))
+    typer.echo(f"filtered: {counts}")
+    if markdown is not None:
+        markdown.write_text(dr.markdown(rows) + "\n", encoding="utf-8")
+    _json_out(json_file, dr.report(rows, counts, values))
+
+
+@app.command("weight-flags", cls=PlainCommand)
+def weight_flags(
+    weights: Annotated[Path, typer.Argument(
+        metavar="FILE", exists=True, dir_okay=False, help="A weights file (TOML NAME = W).")],
+) -> None:
+    """A weights file as `train` options (--weight NAME=W ...), on one line."""
+    import shlex
+
+    from subctx_train.data import read_weights, weight_flags
+
+    typer.echo(shlex.join(weight_flags(read_weights(weights))))
+
+
+@app.command("pack-docs", cls=PlainCommand)
+def pack_docs(
+    data: Annotated[list[Path], typer.Argument(
+        metavar="FILES...", exists=True, help="Document .jsonl files or folders.")],
+    out: Annotated[Path, typer.Option(metavar="DIR", help="The pack folder to write.")],
+    known: Annotated[list[Path] | None, typer.Option(
+        metavar="PATH", exists=True,
+        help="Monolingual data: leave out segments whose Russian has a real English side in "
+             "these parallel files or folders (repeatable).")] = None,
+    skip_done: Annotated[list[Path] | None, typer.Option(
+        metavar="PATH", exists=True,
+        help="Leave out the documents already in these .jsonl files or folders (e.g. the "
+             "back-translations a GPU run brought back).")] = None,
+) -> None:
+    """Documents as a few plain-text columns (one line per segment, English and Russian apart),
+    which xz packs much tighter than the JSONL; `unpack-docs` writes the .jsonl back."""
+    from subctx_train.backtranslate import known_keys
+    from subctx_train.pack import pack_documents
+
+    keys = known_keys(known) if known else set()
+    skip = ({doc.doc_id for doc in _documents(skip_done)} if skip_done else set())
+    manifest = pack_documents(data, out, keys, skip)
+    for entry in manifest["files"]:
+        typer.echo(f"{entry['docs']:7d} docs {entry['segments']:8d} segments  {entry['name']}"
+                   + (f"  ({entry['left_out']} known left out)" if entry.get("left_out")
+                      else ""))
+    typer.echo(f"pack written: {out}")
+
+
+def _documents(paths: list[Path]):
+    from subctx_train.data import read_documents
+
+    return read_documents(paths)
+
+
+@app.command("unpack-docs", cls=PlainCommand)
+def unpack_docs(
+    pack: Annotated[Path, typer.Argument(metavar="DIR", exists=True, help="A pack folder.")],
+    out: Annotated[Path, typer.Option(metavar="DIR", help="Folder for the .jsonl files.")],
+) -> None:
+    """Write a pack's documents back as document JSONL, one file per packed file."""
+    from subctx_train.pack import unpack_documents
+
+    for path in unpack_documents(pack, out):
+        typer.echo(f"wrote {path}")
+
+
 @app.command(cls=PlainCommand)
 def collect(
     run_dir: Annotated[Path, typer.Argument(metavar="RUN", help="A finished run folder.")],
