@@ -10,6 +10,7 @@ from pathlib import Path
 import torch
 
 from subctx.bundle import ContextSettings, Manifest, load_bundle, write_manifest
+from subctx.controls import CONTROLS, known_controls, tag_piece
 from subctx.decoding.scope import SCOPES
 from subctx.nn import architecture
 from subctx.nn.config import ModelConfig
@@ -121,10 +122,21 @@ def export_run(source: Path, out: Path, quantize: str | None = None, max_gap: fl
                                 max_gap=max_gap,
                                 target_side="none" if multi_encoder else cfg.target_context,
                                 segment_shift=cfg.segment_shift, guard=guard, scope=scope),
-        info={"training": info})
+        info={"training": info}, controls=trained_controls(cfg, run_dir / "spm.model"))
     path = EXPORTERS[backend](model, run_dir / "spm.model", manifest, out, quantize)
     (path / "README.md").write_text(model_card(load_bundle(path).manifest), encoding="utf-8")
     return path
+
+
+def trained_controls(cfg: TrainConfig, spm_model: Path) -> list[str]:
+    """The kinds of control tag a run trained with (subctx.controls): those whose pieces its
+    tokenizer has, where its examples were tagged at all (control_share > 0)."""
+    if not cfg.control_share:
+        return []
+    import sentencepiece as spm
+
+    sp = spm.SentencePieceProcessor(model_file=str(spm_model))
+    return known_controls(lambda piece: sp.piece_to_id(piece) != sp.unk_id())
 
 
 def export_torch_bundle(model: Transformer, spm_model: Path, manifest: Manifest,
@@ -223,6 +235,24 @@ def _data(data: dict | None, weights: dict) -> str:
             f"corpus: {corpora}. Files: {', '.join(data['sources']) or 'not recorded'}.")
 
 
+def _controls_line(manifest: Manifest, cfg: dict) -> str:
+    """What the card says of control tags: which ones the model knows and how it learnt them."""
+    if not manifest.controls:
+        return ("none: trained without them, so `--formality` and `--speaker-gender` are "
+                "refused (auto only).")
+    words = {"formality": "formality (`--formality informal|formal`: {} / {})",
+             "speaker_gender": "the speaker's gender (`--speaker-gender masculine|feminine`: "
+                               "{} / {})"}
+    known = [words[kind].format(*(f"`{tag_piece(v, manifest.special_tokens)}`"
+                                  for v in CONTROLS[kind]))
+             for kind in manifest.controls if kind in words]
+    share = cfg.get("control_share")
+    trained = (f"; {share:.0%} of the training sources whose Russian shows one (ты / вы, я "
+               "сделал / сделала: subctx_train.labels) started with its tag, the rest with none, "
+               "so the model also translates without them" if share else "")
+    return " and ".join(known) + trained + "."
+
+
 def model_card(manifest: Manifest) -> str:
     t = manifest.info.get("training", {})
     cfg = t.get("config", {})
@@ -248,6 +278,7 @@ def model_card(manifest: Manifest) -> str:
         f"{'on' if ctx.guard else 'off'} by default (`--guard/--no-guard`); context may change "
         f"{SCOPES[ctx.scope].words} "
         f"by default (`--context-scope`).",
+        f"- **Control tags**: {_controls_line(manifest, cfg)}",
         f"- **Data**: {_data(t.get('data'), cfg.get('corpus_weights') or {})}",
         f"- **Training**: {_budget(t)}; final weights: {t.get('weights')}.",
         "",

@@ -55,6 +55,11 @@ class TrainConfig(ModelShape):
     noisy_context: float = field(default=0.0, metadata={
         "help": "chance that target-side context is perturbed (cut short, words dropped), as "
                 "an imperfect earlier translation is at inference"})
+    control_share: float = field(default=0.0, metadata={
+        "help": "chance that a labelled example's source starts with its control tag (ты or "
+                "вы, the speaker's gender: subctx_train.labels), each kind drawn apart, so the "
+                "model learns to obey the tags and to do without them (0: no tags; needs a "
+                "tokenizer made with the tag pieces)"})
     corpus_weights: dict[str, float] = field(default_factory=dict, metadata={
         "help": "copies per epoch of a corpus (doc id prefix, e.g. friends) or a domain (e.g. "
                 "news); synthetic=W scales back-translated documents; repeatable",
@@ -98,6 +103,10 @@ class TrainConfig(ModelShape):
             self.segment_shift = 0
         if not (0 <= self.own_context <= 1 and 0 <= self.noisy_context <= 1):
             raise ConfigError("own_context and noisy_context are probabilities")
+        if not 0 <= self.control_share <= 1:
+            raise ConfigError("control_share is a probability")
+        if self.control_share and self.direction != "en-ru":
+            raise ConfigError("control tags label Russian targets: control_share needs en-ru")
         if any(w < 0 for w in self.corpus_weights.values()):
             raise ConfigError("corpus weights cannot be negative")
         if self.max_k < 0:

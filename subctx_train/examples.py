@@ -53,11 +53,20 @@ class Rendered:
 
 def tokenize_documents(docs: list[Document], sp: spm.SentencePieceProcessor, max_k: int,
                        max_gap: float | None = 7.0, max_len: int = MAX_SENTENCE_PIECES,
-                       weights: dict[str, float] | None = None) -> list[Example]:
+                       weights: dict[str, float] | None = None, control_share: float = 0.0,
+                       seed: int = 0) -> list[Example]:
     """One example per segment that has a target; context by the app's rule. Sources of
-    synthetic documents start with the back-translation tag (tagged back-translation)."""
+    synthetic documents start with the back-translation tag (tagged back-translation). With
+    `control_share` > 0, the current source of an example whose target is labelled (ты / вы,
+    the speaker's gender: subctx_train.labels) starts, after any <bt>, with the tag of each
+    label with that chance, a draw fixed by `seed` and the segment; context sources never do.
+    Tagging here, once, keeps batches, epochs and resumption as they are: 0 changes nothing."""
     examples: list[Example] = []
     tag = sp.piece_to_id(SpecialTokens().bt_tag)
+    if control_share > 0:
+        from subctx_train import labels
+
+        control_ids = labels.tag_ids(sp)
     for doc in docs:
         weight = weight_of(doc, weights or {})
         if weight <= 0:
@@ -74,8 +83,14 @@ def tokenize_documents(docs: list[Document], sp: spm.SentencePieceProcessor, max
         for i, target in enumerate(tgt_ids):
             if target is None:
                 continue
+            src = src_ids[i]
+            if control_share > 0:
+                segment = doc.segments[i]
+                tags = labels.control_prefix(segment.tgt, segment.src, control_ids,
+                                             control_share, seed, doc.doc_id, i)
+                src = [*src[:int(doc.synthetic)], *tags, *src[int(doc.synthetic):]]
             ctx = context_indices(doc.segments, i, max_k, gap)
-            examples.append(Example(src_ids[i][:max_len], target[:max_len],
+            examples.append(Example(src[:max_len], target[:max_len],
                                     [src_ids[c][:max_len] for c in ctx],
                                     [tgt_ids[c][:max_len] if tgt_ids[c] is not None else None
                                      for c in ctx], weight, [mt_ids[c] for c in ctx]))

@@ -24,16 +24,21 @@ Without я, only a sentence that opens on a short form like «Рад» or «Ув
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from subctx import lexicon
+from subctx.contract import SpecialTokens
 from subctx.controls import (
+    CONTROLS,
     FEMININE,
     FORMAL,
     FORMALITY,
     INFORMAL,
     MASCULINE,
     SPEAKER_GENDER,
+    known_controls,
+    tag_piece,
 )
 
 # -- formality ---------------------------------------------------------------------------------
@@ -165,3 +170,35 @@ def labels(russian: str, english: str = "") -> dict[str, str]:
     """A target's labels by kind (FORMALITY, SPEAKER_GENDER), only those it shows."""
     out = {FORMALITY: register_label(russian, english), SPEAKER_GENDER: speaker_label(russian)}
     return {kind: value for kind, value in out.items() if value is not None}
+
+
+# -- tags in training ----------------------------------------------------------------------------
+
+def tag_ids(sp, tokens: SpecialTokens | None = None) -> dict[str, int]:
+    """Each label's piece id in a SentencePiece model; ValueError for a tokenizer made before
+    control tags (it has no such pieces: tags cannot be trained with it)."""
+    has = known_controls(lambda piece: sp.piece_to_id(piece) != sp.unk_id(), tokens)
+    if len(has) < len(CONTROLS):
+        pieces = " ".join(tag_piece(v, tokens) for values in CONTROLS.values() for v in values)
+        raise ValueError(f"control_share needs a tokenizer with the control tag pieces "
+                         f"({pieces}) and this one was made before them: train with a new "
+                         f"tokenizer (a new run) or set control_share 0")
+    return {v: sp.piece_to_id(tag_piece(v, tokens)) for values in CONTROLS.values() for v in values}
+
+
+def shown(share: float, seed: int, doc_id: str, index: int, kind: str) -> bool:
+    """Whether an example shows its tag of one kind: a draw with chance `share`, fixed by the
+    seed, the document, the segment and the kind (not by the order or the number of the
+    examples), so a resumed run, every rank and a rerun tag the same examples."""
+    key = f"{seed}/{doc_id}/{index}/{kind}".encode()
+    draw = int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") / 2 ** 64
+    return draw < share
+
+
+def control_prefix(russian: str, english: str, ids: dict[str, int], share: float, seed: int,
+                   doc_id: str, index: int) -> list[int]:
+    """The tag ids a training source starts with: each label of its target shown with chance
+    `share` (independently per kind), formality first."""
+    found = labels(russian, english)
+    return [ids[found[kind]] for kind in CONTROLS
+            if kind in found and shown(share, seed, doc_id, index, kind)]

@@ -28,25 +28,34 @@ SUBTITLE_CHARS = (
 )
 
 
-def user_symbols(tokens: SpecialTokens) -> list[str]:
-    """Pieces that are never split: layout separators and the back-translation tag."""
-    return [tokens.sep, tokens.ctx_bos, tokens.bt_tag]
+def control_symbols(tokens: SpecialTokens) -> list[str]:
+    """The control tags' pieces (subctx.controls): <inf> <frm> <masc> <fem>."""
+    return [tokens.informal_tag, tokens.formal_tag, tokens.masculine_tag, tokens.feminine_tag]
 
 
-def min_vocab_size(tokens: SpecialTokens) -> int:
+def user_symbols(tokens: SpecialTokens, control_tags: bool = True) -> list[str]:
+    """Pieces that are never split: layout separators, the back-translation tag and (tokenizers
+    made since control tags) the control tags, in that order, so ids 4-6 stay <sep> <ctx> <bt>
+    and the tags come after them (7-10)."""
+    return [tokens.sep, tokens.ctx_bos, tokens.bt_tag,
+            *(control_symbols(tokens) if control_tags else [])]
+
+
+def min_vocab_size(tokens: SpecialTokens, control_tags: bool = True) -> int:
     """The smallest vocabulary that holds the bytes, the special pieces and the subtitle
     characters with room for some merged pieces (tiny test models get this many)."""
-    return 256 + 4 + len(user_symbols(tokens)) + len(set(SUBTITLE_CHARS)) + 64
+    return 256 + 4 + len(user_symbols(tokens, control_tags)) + len(set(SUBTITLE_CHARS)) + 64
 
 
 def train_tokenizer(sentences: Iterable[str], out_file: Path, vocab_size: int = 16000,
                     tokens: SpecialTokens | None = None, seed_sentences: int = 2_000_000,
-                    ) -> Path:
+                    control_tags: bool = True) -> Path:
     """Train a unigram model on both languages; ids: pad 0, unk 1, <s> 2, </s> 3, then the
-    user symbols (<sep>, <ctx>, <bt>). Returns the path of the .model file."""
+    user symbols (<sep>, <ctx>, <bt>, and the control tags <inf> <frm> <masc> <fem> unless
+    `control_tags` is False: a tokenizer as made before them). Returns the .model file."""
     tokens = tokens or SpecialTokens()
     # 256 byte pieces, the special and required pieces, and some room for merged pieces
-    vocab_size = max(vocab_size, min_vocab_size(tokens))
+    vocab_size = max(vocab_size, min_vocab_size(tokens, control_tags))
     out_file = Path(out_file)
     out_file.parent.mkdir(parents=True, exist_ok=True)
     buffer = io.BytesIO()
@@ -61,7 +70,7 @@ def train_tokenizer(sentences: Iterable[str], out_file: Path, vocab_size: int = 
         required_chars=SUBTITLE_CHARS,
         pad_id=PAD, unk_id=UNK, bos_id=BOS, eos_id=EOS,
         pad_piece=tokens.pad, unk_piece=tokens.unk, bos_piece=tokens.bos, eos_piece=tokens.eos,
-        user_defined_symbols=user_symbols(tokens),
+        user_defined_symbols=user_symbols(tokens, control_tags),
         input_sentence_size=seed_sentences,
         shuffle_input_sentence=True,
         hard_vocab_limit=False,

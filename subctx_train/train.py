@@ -246,7 +246,8 @@ class Trainer:
         self.sp = self._tokenizer(train_docs, init_from, spm_model)
         self.ids = SpecialIds.of(self.sp)
         self.train_examples = tokenize_documents(train_docs, self.sp, cfg.max_k, cfg.max_gap,
-                                                 weights=cfg.corpus_weights)
+                                                 weights=cfg.corpus_weights,
+                                                 control_share=cfg.control_share, seed=cfg.seed)
         self.dev_examples = tokenize_documents(dev_docs, self.sp, cfg.max_k, cfg.max_gap)[:1000]
         self.data = data_summary(train_docs, self.train_examples, sources or [])
         self.model_cfg = model_config(cfg, self.sp.get_piece_size())

@@ -310,3 +310,115 @@ def test_cpu_model_from_cpuinfo(tmp_path):
     info.write_text("processor\t: 0\nmodel name\t: Example CPU @ 2.0GHz\nflags\t: avx\n")
     assert cpu_model(info) == "Example CPU @ 2.0GHz"
     assert cpu_model(tmp_path / "missing") is None
+
+
+# -- control tags (subctx_train.labels, subctx.controls) ---------------------------------------
+def _labelled_docs(synthetic: bool = False) -> list[Document]:
+    """The hand-labelled targets of tests/data/control_labels.tsv, 20 to an untimed document."""
+    from tests.test_labels import read_cases
+
+    rows = read_cases()
+    return [Document(f"labelled/{n}", [Segment(r["english"], r["russian"])
+                                       for r in rows[n:n + 20]], synthetic=synthetic)
+            for n in range(0, len(rows), 20)]
+
+
+def _control_tokenizer(tmp_path, docs):
+    import sentencepiece as spm
+
+    from subctx_train.tokenizer import train_tokenizer
+
+    sentences = [t for d in docs for s in d.segments for t in (s.src, s.tgt)]
+    path = train_tokenizer(sentences, tmp_path / "spm.model", vocab_size=600)
+    return spm.SentencePieceProcessor(model_file=str(path))
+
+
+def test_labelled_sources_start_with_their_tags_at_about_the_share(tmp_path):
+    from subctx.contract import MAX_SENTENCE_PIECES
+    from subctx.controls import FORMALITY, SPEAKER_GENDER
+    from subctx_train.examples import tokenize_documents
+    from subctx_train.labels import labels, tag_ids
+
+    docs = _labelled_docs()
+    sp = _control_tokenizer(tmp_path, docs)
+    ids = tag_ids(sp)
+    plain = tokenize_documents(docs, sp, max_k=1)
+    assert plain == tokenize_documents(docs, sp, max_k=1, control_share=0.0, seed=7)
+    segments = [s for d in docs for s in d.segments]
+    assert [ex.src for ex in plain] == [sp.encode(s.src)[:MAX_SENTENCE_PIECES]
+                                        for s in segments]  # as before control tags
+    tagged = tokenize_documents(docs, sp, max_k=1, control_share=0.5, seed=7)
+    shown = {FORMALITY: [0, 0], SPEAKER_GENDER: [0, 0]}  # kind: [tagged, labelled]
+    for ex, was, seg in zip(tagged, plain, segments, strict=True):
+        found = labels(seg.tgt, seg.src)
+        n = next(k for k, t in enumerate([*ex.src, -1]) if t not in ids.values())
+        tags = ex.src[:n]  # then the sentence (cut at the same length: the tags count in it)
+        assert ex.src[n:] == was.src[:len(ex.src) - n] and ex.tgt == was.tgt
+        assert ex.src_ctx == was.src_ctx  # context sources carry no tag
+        assert all(t in {ids[v] for v in found.values()} for t in tags)
+        for kind, value in found.items():
+            shown[kind][0] += ids[value] in tags
+            shown[kind][1] += 1
+    for kind, (n, of) in shown.items():
+        assert of >= 50 and 0.4 <= n / of <= 0.6, (kind, n, of)
+    again = tokenize_documents(docs, sp, max_k=1, control_share=0.5, seed=7)
+    other = tokenize_documents(docs, sp, max_k=1, control_share=0.5, seed=8)
+    assert [e.src for e in again] == [e.src for e in tagged]  # fixed by the seed
+    assert [e.src for e in other] != [e.src for e in tagged]
+    everything = tokenize_documents(docs, sp, max_k=1, control_share=1.0, seed=7)
+    assert [sum(t in ids.values() for t in e.src[:2]) for e in everything] == \
+        [len(labels(s.tgt, s.src)) for s in segments]
+    # back-translated documents: <bt> first, then the tags
+    bt = sp.piece_to_id("<bt>")
+    synthetic = tokenize_documents(_labelled_docs(synthetic=True), sp, max_k=1,
+                                   control_share=1.0, seed=7)
+    for ex, e in zip(synthetic, everything, strict=True):
+        assert ex.src == [bt, *e.src][:MAX_SENTENCE_PIECES]
+
+
+def test_a_tiny_run_trains_with_control_tags_and_its_bundle_lists_them(tmp_path):
+    from subctx.bundle import load_bundle
+    from subctx_train.bundle_card import export_run
+    from subctx_train.config import ConfigError
+
+    trainer = _trainer(tmp_path, "tags", max_steps=10, eval_every=10, control_share=1.0)
+    inf = trainer.sp.piece_to_id("<inf>")
+    starts = {trainer.sp.decode([t for t in ex.src if t != inf]): ex.src[0] == inf
+              for ex in trainer.train_examples}
+    assert starts == {src: src == "I do not know what you mean." for src, _ in CORPUS}
+    assert not any(inf in ex.src for ex in trainer.dev_examples)  # dev is measured untagged
+    trainer.train()
+    assert trainer.state.step == 10
+    bundle = load_bundle(export_run(tmp_path / "tags", tmp_path / "bundle", backend="torch"))
+    assert bundle.manifest.controls == ["formality", "speaker_gender"]
+    card = (bundle.path / "README.md").read_text(encoding="utf-8")
+    assert "**Control tags**: formality" in card and "100% of the training sources" in card
+    plain = _trainer(tmp_path, "plain", max_steps=2, eval_every=2)
+    assert not any(inf in ex.src for ex in plain.train_examples)
+    plain.train()
+    bundle = load_bundle(export_run(tmp_path / "plain", tmp_path / "plain-bundle",
+                                    backend="torch"))
+    assert bundle.manifest.controls == []
+    assert "**Control tags**: none" in (bundle.path / "README.md").read_text(encoding="utf-8")
+    with pytest.raises(ConfigError, match="control_share is a probability"):
+        make_config("tiny", control_share=1.5)
+    with pytest.raises(ConfigError, match="control_share needs en-ru"):
+        make_config("tiny", control_share=0.5, direction="ru-en")
+
+
+def test_a_tokenizer_made_before_control_tags_trains_without_them(tmp_path):
+    """Old runs (their spm.model has no tag pieces) go on as before; asking them for tags
+    stops before any training with what to do instead."""
+    from subctx_train.tokenizer import train_tokenizer
+
+    old = train_tokenizer([s for pair in CORPUS for s in pair] * 20, tmp_path / "old.model",
+                          vocab_size=120, control_tags=False)
+    cfg = make_config("tiny", max_steps=2, eval_every=2)
+    trainer = Trainer(cfg, tmp_path / "old", fixture_docs(), fixture_docs(1), device="cpu",
+                      quiet=True, spm_model=old)
+    trainer.train()
+    assert trainer.state.step == 2
+    with pytest.raises(ValueError, match="control_share needs a tokenizer with the control tag "
+                                         "pieces"):
+        Trainer(make_config("tiny", control_share=0.3), tmp_path / "old-tags", fixture_docs(),
+                fixture_docs(1), device="cpu", quiet=True, spm_model=old)

@@ -1,5 +1,6 @@
 """The tokenizer covers what subtitles hold, and no translation ever shows '⁇'."""
 
+import pytest
 import sentencepiece as spm
 import torch
 
@@ -26,7 +27,34 @@ def test_every_subtitle_character_is_a_piece_and_anything_else_falls_back_to_byt
     ids = sp.encode(LINE)
     assert sp.unk_id() not in ids
     assert sp.decode(ids) == LINE  # emoji and CJK survive as bytes; … is not turned into ...
-    assert [sp.id_to_piece(i) for i in range(4, 7)] == ["<sep>", "<ctx>", "<bt>"]
+    assert [sp.id_to_piece(i) for i in range(4, 11)] == [
+        "<sep>", "<ctx>", "<bt>", "<inf>", "<frm>", "<masc>", "<fem>"]
+
+
+def test_a_new_tokenizer_has_the_control_tags_and_an_old_one_keeps_working(tmp_path):
+    """Tokenizers made before control tags have the same ids for everything else; a run can
+    train with them (without tags), and asking it for tags says what is missing."""
+    from subctx.controls import known_controls
+    from subctx_train.examples import tokenize_documents
+    from subctx_train.labels import tag_ids
+    from tests.test_training import fixture_docs
+
+    new = spm.SentencePieceProcessor(model_file=str(_tokenizer(tmp_path)))
+    sentences = [s for pair in CORPUS for s in pair] * 20
+    old = spm.SentencePieceProcessor(model_file=str(train_tokenizer(
+        sentences, tmp_path / "old.model", vocab_size=120, control_tags=False)))
+    has = {name: (lambda piece, sp=sp: sp.piece_to_id(piece) != sp.unk_id())
+           for name, sp in (("new", new), ("old", old))}
+    assert known_controls(has["new"]) == ["formality", "speaker_gender"]
+    assert known_controls(has["old"]) == []
+    assert [old.id_to_piece(i) for i in range(4)] == [new.id_to_piece(i) for i in range(4)]
+    assert [old.id_to_piece(i) for i in range(4, 7)] == ["<sep>", "<ctx>", "<bt>"]
+    assert old.get_piece_size() == new.get_piece_size() - 4
+    assert set(tag_ids(new).values()) == {7, 8, 9, 10}
+    assert tokenize_documents(fixture_docs(1), old, max_k=1)  # no tags asked: it works
+    with pytest.raises(ValueError, match="control_share needs a tokenizer with the control tag "
+                                         "pieces .*made before them"):
+        tokenize_documents(fixture_docs(1), old, max_k=1, control_share=0.5)
 
 
 def test_translation_never_contains_the_unknown_mark(tmp_path):
