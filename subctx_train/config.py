@@ -84,8 +84,22 @@ class TrainConfig(ModelShape):
     precision: str = field(default="auto", metadata={
         "help": "auto (bf16 on CUDA and on CPUs with native bf16 units), bf16 or fp32",
         "choices": ("auto", "bf16", "fp32")})
+    adam_impl: str = field(default="auto", metadata={
+        "help": "Adam's implementation, the same update up to float rounding: auto (torch's "
+                "choice: foreach on CUDA, a loop on CPU), loop, foreach, or fused (one kernel "
+                "for all parameters)",
+        "choices": ("auto", "loop", "foreach", "fused")})
+    log_every: int = field(default=1, metadata={
+        "help": "steps between reads of the loss from the device for the progress line (each "
+                "read waits for the GPU to catch up; metrics.jsonl is the same whatever it is)"})
+    batch_order: str = field(default="size", metadata={
+        "help": "how a batch's examples are chosen: size (sorted by the longer side) or "
+                "sides (by the longer side, then the source's and the target's lengths: less "
+                "padding)",
+        "choices": ("size", "sides")})
     compile: bool = field(default=False, metadata={
-        "help": "torch.compile the training step (about 1.2x on CPU, after a start of minutes)"})
+        "help": "torch.compile the training step, forward and loss (about 1.2x on CPU, after "
+                "a start of minutes; shapes dynamic)"})
 
     def __post_init__(self) -> None:
         """Check the values; apply the architecture's limits (subctx.nn.ARCHITECTURES)."""
@@ -111,6 +125,8 @@ class TrainConfig(ModelShape):
             raise ConfigError("corpus weights cannot be negative")
         if self.max_k < 0:
             raise ConfigError("max_k cannot be negative")
+        if self.log_every < 1:
+            raise ConfigError("log_every is at least 1")
         if len(self.k_probs) != self.max_k + 1:
             raise ConfigError("k_probs needs one weight for each K in 0..max_k")
 

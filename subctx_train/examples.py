@@ -9,8 +9,9 @@ subctx.layout; target-side context tokens get loss weight `cd_weight` (context d
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field, fields
+from itertools import chain
 
 import numpy as np
 import sentencepiece as spm
@@ -175,9 +176,12 @@ class Batch:
     current: torch.Tensor  # bool: predicted tokens of the current sentence (not context, pad)
     ctx: torch.Tensor
     ctx_dist: torch.Tensor
+    current_index: torch.Tensor  # flat positions of `current` in (B, T), found on the host
+    real_tokens: int = 0  # positions of src, tgt_in and ctx that are not padding
 
     def _map(self, fn: Callable[[torch.Tensor], torch.Tensor]) -> Batch:
-        return Batch(*(fn(getattr(self, f.name)) for f in fields(self)))
+        return Batch(**{f.name: fn(value) if isinstance(value, torch.Tensor) else value
+                        for f in fields(self) for value in (getattr(self, f.name),)})
 
     def pin_memory(self) -> Batch:
         """Page-locked copies, so that `to(cuda)` copies without blocking."""
@@ -188,32 +192,46 @@ class Batch:
 
     @property
     def target_tokens(self) -> int:
-        return int(self.current.sum())
+        """Current-sentence tokens (from the index's shape: no device sync)."""
+        return self.current_index.numel()
+
+    @property
+    def positions_total(self) -> int:
+        """Every position the network computes on: src, tgt_in and ctx, padding included."""
+        return self.src.numel() + self.tgt_in.numel() + self.ctx.numel()
+
+
+def _rows(rows: list[list], width: int, fill, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """Lists of unequal length as one (len(rows), width) array padded with `fill` (one
+    vectorised copy instead of a slice assignment per row), and their lengths."""
+    lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+    out = np.full((len(rows), width), fill, dtype=dtype)
+    flat = np.fromiter(chain.from_iterable(rows), dtype=dtype, count=int(lengths.sum()))
+    out[np.arange(width) < lengths[:, None]] = flat
+    return out, lengths
 
 
 def collate(items: list[Rendered]) -> Batch:
     n = len(items)
-    s = max(len(r.src) for r in items)
+    rows = np.arange(n)
+    src, src_len = _rows([r.src for r in items], max(len(r.src) for r in items), PAD, np.int64)
+    pos, _ = _rows([r.positions for r in items], src.shape[1], 0, np.int64)
     t = max(len(r.tgt) for r in items) - 1
-    src = np.full((n, s), PAD, dtype=np.int64)
-    pos = np.zeros((n, s), dtype=np.int64)
-    tin = np.full((n, t), PAD, dtype=np.int64)
-    tout = np.full((n, t), PAD, dtype=np.int64)
-    w = np.zeros((n, t), dtype=np.float32)
-    cur = np.zeros((n, t), dtype=bool)
-    c = max(len(r.ctx) for r in items)
-    ctx = np.full((n, c), PAD, dtype=np.int64)
-    dist = np.zeros((n, c), dtype=np.int64)
-    for i, r in enumerate(items):
-        src[i, : len(r.src)] = r.src
-        pos[i, : len(r.positions)] = r.positions
-        tin[i, : len(r.tgt) - 1] = r.tgt[:-1]
-        tout[i, : len(r.tgt) - 1] = r.tgt[1:]
-        w[i, : len(r.weights)] = r.weights
-        cur[i, r.prefix_len: len(r.weights)] = True
-        ctx[i, : len(r.ctx)] = r.ctx
-        dist[i, : len(r.ctx_dist)] = r.ctx_dist
-    return Batch(*(torch.from_numpy(a) for a in (src, pos, tin, tout, w, cur, ctx, dist)))
+    full, tgt_len = _rows([r.tgt for r in items], t + 1, PAD, np.int64)
+    tout = full[:, 1:]  # what follows each input token (PAD past the end)
+    tin = full[:, :-1].copy()
+    fed = tgt_len - 1 < t  # rows whose </s> lies inside tin: it is predicted, never fed
+    tin[rows[fed], tgt_len[fed] - 1] = PAD
+    w, w_len = _rows([r.weights for r in items], t, 0.0, np.float32)
+    prefix = np.fromiter((r.prefix_len for r in items), dtype=np.int64, count=n)
+    columns = np.arange(t)
+    cur = (columns >= prefix[:, None]) & (columns < w_len[:, None])
+    ctx, ctx_len = _rows([r.ctx for r in items], max(len(r.ctx) for r in items), PAD, np.int64)
+    dist, _ = _rows([r.ctx_dist for r in items], ctx.shape[1], 0, np.int64)
+    real = int(src_len.sum() + (tgt_len - 1).sum() + ctx_len.sum())
+    tensors = (torch.from_numpy(np.ascontiguousarray(a))
+               for a in (src, pos, tin, tout, w, cur, ctx, dist, np.flatnonzero(cur)))
+    return Batch(*tensors, real_tokens=real)
 
 
 Renderer = Callable[..., Rendered]  # (example, k, rng=None) -> Rendered
@@ -230,20 +248,40 @@ def epoch_sample(examples: list[Example], rng: random.Random) -> list[Example]:
     return out
 
 
-def epoch_batches(examples: list[Example], epoch: int, seed: int, max_tokens: int,
-                  k_probs: list[float], renderer: Renderer) -> list[list[Rendered]]:
-    """Deterministic (seed, epoch) -> list of batches, each within `max_tokens` padded tokens
-    on either side; similar lengths are grouped, then batch order is shuffled. An example of
-    weight w appears floor(w) times, and once more with probability w - floor(w)."""
+BATCH_ORDERS = ("size", "sides")  # how epoch_batches sorts examples before cutting batches
+
+
+def _sort_key(order: str) -> Callable[[Rendered], tuple[int, ...]]:
+    """size: the longer side alone (examples of one size and different sides share a batch);
+    sides: the longer side, then the encoder's length, then the decoder's, so that rows of
+    one batch also agree on their shorter side (less padding; the same random tie-break)."""
+    if order == "size":
+        return lambda r: (r.size,)
+    if order == "sides":
+        return lambda r: (r.size, len(r.src) + len(r.ctx), len(r.tgt))
+    raise ValueError(f"batch order is one of {', '.join(BATCH_ORDERS)}, not {order!r}")
+
+
+def _plan(examples: list[Example], epoch: int, seed: int, max_tokens: int,
+          k_probs: list[float], renderer: Renderer, order: str, chunk: int
+          ) -> Generator[None, None, list[list[Rendered]]]:
+    """epoch_batches' work in steps: yields after every `chunk` rendered examples, returns the
+    batches (the same random draws in the same order however it is driven)."""
+    key = _sort_key(order)
     rng = random.Random(seed * 1_000_003 + epoch)
     examples = epoch_sample(examples, rng)
     ks = rng.choices(range(len(k_probs)), weights=k_probs, k=len(examples))
-    rendered = [renderer(ex, k, rng=rng) for ex, k in zip(examples, ks, strict=True)]
-    order = sorted(range(len(rendered)), key=lambda i: (rendered[i].size, rng.random()))
+    rendered: list[Rendered] = []
+    for begin in range(0, len(examples), max(1, chunk)):
+        end = begin + max(1, chunk)
+        rendered += [renderer(ex, k, rng=rng)
+                     for ex, k in zip(examples[begin:end], ks[begin:end], strict=True)]
+        yield
+    order_of = sorted(range(len(rendered)), key=lambda i: (*key(rendered[i]), rng.random()))
     batches: list[list[Rendered]] = []
     current: list[Rendered] = []
     longest = 0
-    for i in order:
+    for i in order_of:
         r = rendered[i]
         size = r.size
         if current and max(longest, size) * (len(current) + 1) > max_tokens:
@@ -257,20 +295,52 @@ def epoch_batches(examples: list[Example], epoch: int, seed: int, max_tokens: in
     return batches
 
 
+def _finish(plan: Generator[None, None, list[list[Rendered]]]) -> list[list[Rendered]]:
+    """Drive a plan to its end."""
+    while True:
+        try:
+            next(plan)
+        except StopIteration as done:
+            return done.value
+
+
+def epoch_batches(examples: list[Example], epoch: int, seed: int, max_tokens: int,
+                  k_probs: list[float], renderer: Renderer, order: str = "size"
+                  ) -> list[list[Rendered]]:
+    """Deterministic (seed, epoch) -> list of batches, each within `max_tokens` padded tokens
+    on either side; similar lengths are grouped (`order`, BATCH_ORDERS), then batch order is
+    shuffled. An example of weight w appears floor(w) times, and once more with probability
+    w - floor(w)."""
+    return _finish(_plan(examples, epoch, seed, max_tokens, k_probs, renderer, order,
+                         len(examples)))
+
 
 def batch_stream(examples: list[Example], epoch: int, start: int, seed: int, max_tokens: int,
                  k_probs: list[float], renderer: Renderer, rank: int = 0, world: int = 1,
-                 pin: bool = False) -> Iterator[tuple[int, int, Batch]]:
+                 pin: bool = False, order: str = "size") -> Iterator[tuple[int, int, Batch]]:
     """Collated batches from epoch `epoch`, batch `start` on, epoch after epoch, as
     (epoch, batches of that epoch taken so far, batch): what a checkpoint stores to resume.
-    Each of `world` ranks gets an equal share of every epoch (DDP steps in lockstep)."""
+    Each of `world` ranks gets an equal share of every epoch (DDP steps in lockstep).
+
+    The next epoch is planned a slice at a time while this one's batches are handed out (its
+    examples rendered over this epoch's batches), so that no epoch starts with a stall of
+    rendering every example at once (seconds on a full corpus, while the GPU waits)."""
+    batches = epoch_batches(examples, epoch, seed, max_tokens, k_probs, renderer, order)
     while True:
-        batches = epoch_batches(examples, epoch, seed, max_tokens, k_probs, renderer)
         usable = len(batches) - len(batches) % world
-        batches = batches[:usable][rank::world]
-        if not batches:
+        mine = batches[:usable][rank::world]
+        if not mine:
             raise ValueError("no training batch: too few examples for the number of ranks")
-        for index in range(start, len(batches)):
-            batch = collate(batches[index])
+        chunk = -(-len(examples) // max(1, len(mine) - start))
+        plan = _plan(examples, epoch + 1, seed, max_tokens, k_probs, renderer, order, chunk)
+        following = None
+        for index in range(start, len(mine)):
+            batch = collate(mine[index])
             yield epoch, index + 1, batch.pin_memory() if pin else batch
+            if following is None:
+                try:
+                    next(plan)
+                except StopIteration as done:
+                    following = done.value
+        batches = following if following is not None else _finish(plan)
         epoch, start = epoch + 1, 0

@@ -1,18 +1,24 @@
 """The training loop: token-budget batches, Adam with inverse-sqrt warmup, label smoothing,
 gradient clipping, dev evaluation with early stopping, resumable chunked checkpoints, a
-wall-clock budget, bf16 autocast, and DDP under torchrun."""
+wall-clock budget, bf16 autocast, and DDP under torchrun.
+
+A step waits for nothing on the device: the loss and metrics stay there and are read once per
+`log_every` steps and per record, the token counts come from the host's batch, and the
+optimizer can be one fused kernel (`adam_impl`); `compile` compiles forward and loss together
+(subctx_train.throughput measures each of these)."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import math
+import operator
 import random
 import shutil
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, fields
-from functools import partial
+from functools import partial, reduce
 from pathlib import Path
 
 import numpy as np
@@ -50,7 +56,7 @@ from subctx_train.examples import (
     tokenize_documents,
 )
 from subctx_train.hardware import describe_hardware, resolve_device, share_gpu, use_bf16
-from subctx_train.loss import LossOutput, discounted_loss
+from subctx_train.loss import LossTerms, discounted_loss, loss_terms
 from subctx_train.plots import plot_metrics
 from subctx_train.prefetch import Prefetcher
 from subctx_train.runs import ensure_tokenizer, initial_weights
@@ -77,15 +83,69 @@ def make_renderer(cfg: TrainConfig, sep: int, ctx_bos: int) -> Renderer:
     return partial(render_separate, ctx_bos=ctx_bos)
 
 
-class BatchForward(torch.nn.Module):
-    """Wraps a model so that DDP sees one forward(batch) -> (logits, auxiliary loss)."""
+class BatchLoss(torch.nn.Module):
+    """A model's forward (under `autocast`) and the loss of a batch, as one module: what DDP
+    wraps and `compile` compiles whole. forward(batch) -> (loss to minimise, the loss without
+    the model's auxiliary term, NLL sum, argmax hits), all on the device."""
 
-    def __init__(self, model: Transformer):
+    def __init__(self, model: Transformer, label_smoothing: float,
+                 autocast=contextlib.nullcontext):
         super().__init__()
         self.model = model
+        self.label_smoothing = label_smoothing
+        self.autocast = autocast
 
-    def forward(self, batch):
-        return self.model.forward_batch(batch)
+    def forward(self, batch: Batch) -> tuple[torch.Tensor, ...]:
+        with self.autocast():
+            logits, aux_loss = self.model.forward_batch(batch)
+        out = loss_terms(logits, batch.tgt_out, batch.weights, batch.current,
+                         self.label_smoothing, batch.current_index)
+        return out.loss + aux_loss, out.loss, out.nll_sum, out.correct
+
+
+def autocast_for(device: torch.device, bf16: bool):
+    """A factory of the autocast context a step runs its forward in (bf16, or off)."""
+    return partial(torch.autocast, device.type, dtype=torch.bfloat16, enabled=bf16)
+
+
+ADAM_IMPLS = {"auto": {"foreach": None, "fused": None},  # TrainConfig.adam_impl -> Adam's flags
+              "loop": {"foreach": False, "fused": None},
+              "foreach": {"foreach": True, "fused": None},
+              "fused": {"foreach": None, "fused": True}}
+
+
+def make_optimizer(cfg: TrainConfig, model: torch.nn.Module) -> torch.optim.Adam:
+    """Adam (beta2 0.98, eps 1e-9; the learning rate is set every step) in the implementation
+    `cfg.adam_impl` names: the same update up to float rounding."""
+    return torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9,
+                            **ADAM_IMPLS[cfg.adam_impl])
+
+
+def wrap_for_training(net: torch.nn.Module, cfg: TrainConfig, device: torch.device,
+                      distributed: bool = False) -> torch.nn.Module:
+    """The module a step runs: compiled if asked (shapes dynamic: batches differ in rows and
+    lengths), under DDP when launched by torchrun."""
+    if cfg.compile:
+        net = torch.compile(net, dynamic=True)
+    if distributed:
+        net = torch.nn.parallel.DistributedDataParallel(
+            net, device_ids=[device.index] if device.type == "cuda" else None)
+    return net
+
+
+def update(net: torch.nn.Module, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
+           cfg: TrainConfig, batch: Batch, step: int) -> LossTerms:
+    """One update of `model` through `net` (its BatchLoss, maybe compiled or under DDP) on a
+    batch already on the device: the scheduled learning rate for update `step + 1`, forward
+    and loss, backward, clipping and the optimizer step. Nothing is read back."""
+    for group in optimizer.param_groups:
+        group["lr"] = noam_lr(cfg, step + 1)
+    total, loss, nll_sum, correct = net(batch)
+    optimizer.zero_grad(set_to_none=True)
+    total.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
+    optimizer.step()
+    return LossTerms(loss.detach(), nll_sum, correct, batch.target_tokens)
 
 
 def noam_lr(cfg: TrainConfig, step: int) -> float:
@@ -126,7 +186,8 @@ def current_sentence_loss(model: Transformer, rendered: list[Rendered], device: 
         batch = collate(rendered[i:i + batch_size]).to(device)
         with autocast():
             logits, _ = model.forward_batch(batch)
-        out = discounted_loss(logits, batch.tgt_out, batch.weights, batch.current, 0.0)
+        out = discounted_loss(logits, batch.tgt_out, batch.weights, batch.current, 0.0,
+                              batch.current_index)
         nll, correct, tokens = nll + out.nll_sum, correct + out.correct, tokens + out.tokens
     return nll, correct, tokens
 
@@ -157,42 +218,62 @@ class TrainState:
         return cls(**{f.name: data[f.name] for f in fields(cls)})
 
 
+def _sum(values: list) -> float | int:
+    """Left-to-right plain addition (Python's sum() compensates floats since 3.12)."""
+    return reduce(operator.add, values, 0)
+
+
 @dataclass
 class Window:
-    """Training metrics since the last record."""
+    """Training metrics since the last record: each step's loss, NLL sum and hits stay on the
+    device until `record` reads them all at once (one host sync per record); the token counts
+    are the host's. The sums are the same, in the same order, as adding each step's values
+    on the host."""
 
-    loss: float = 0.0
-    nll: float = 0.0
-    correct: int = 0
-    tokens: int = 0
+    losses: list[torch.Tensor] = field(default_factory=list)
+    nlls: list[torch.Tensor] = field(default_factory=list)
+    hits: list[torch.Tensor] = field(default_factory=list)
+    tokens: int = 0  # current-sentence target tokens
+    real: int = 0  # positions that are not padding (src, tgt_in, ctx)
+    positions: int = 0  # every position computed on, padding included
     steps: int = 0
     start: float = field(default_factory=time.monotonic)
 
-    def add(self, out: LossOutput) -> float:
-        """Count one step; return its loss (the step's one device sync)."""
-        loss = out.loss.item()
-        self.loss += loss
-        self.nll += out.nll_sum
-        self.correct += out.correct
+    def add(self, out: LossTerms, batch: Batch) -> None:
+        """Count one step (nothing is read from the device)."""
+        self.losses.append(out.loss)
+        self.nlls.append(out.nll_sum)
+        self.hits.append(out.correct)
         self.tokens += out.tokens
+        self.real += batch.real_tokens
+        self.positions += batch.positions_total
         self.steps += 1
-        return loss
 
     def tokens_per_s(self) -> float:
         return self.tokens / max(time.monotonic() - self.start, 1e-9)
 
+    def padding(self) -> float:
+        """Padded positions / all positions the network computed on (src, tgt_in, ctx)."""
+        return 1.0 - self.real / max(1, self.positions)
+
     def record(self) -> dict[str, float]:
-        """Mean loss, NLL and accuracy per current-sentence token, and the speed."""
+        """Mean loss, NLL and accuracy per current-sentence token, the speed and the padding
+        share (reads the steps' values: a host sync)."""
         steps, tokens = max(1, self.steps), max(1, self.tokens)
-        return {"loss": self.loss / steps, "nll": self.nll / tokens,
-                "acc": self.correct / tokens, "target_tokens_per_s": self.tokens_per_s()}
+        loss, nll, correct = ([] if not values else torch.stack(values).tolist()
+                              for values in (self.losses, self.nlls, self.hits))
+        return {"loss": _sum(loss) / steps, "nll": _sum(nll) / tokens,
+                "acc": _sum(correct) / tokens, "target_tokens_per_s": self.tokens_per_s(),
+                "padding": self.padding()}
 
 
 class StepLog:
-    """Progress: a bar on a terminal, a line every 100 steps in a log file."""
+    """Progress: a bar on a terminal, a line about every 100 steps in a log file; called only
+    on the steps that read the loss (`log_every`)."""
 
     def __init__(self, quiet: bool, total: int, completed: int):
         self.quiet = quiet
+        self.printed = completed
         self.progress = Progress(TextColumn("[bold]train[/bold] step {task.completed}"),
                                  BarColumn(), TextColumn("{task.fields[status]}"),
                                  TimeElapsedColumn(), console=console, disable=quiet)
@@ -209,7 +290,8 @@ class StepLog:
     def step(self, step: int, loss: float, lr: float, window: Window) -> None:
         status = f"loss {loss:.3f} lr {lr:.2e}"
         self.progress.update(self.task, completed=step, status=status)
-        if not console.is_terminal and not self.quiet and step % 100 == 0:
+        if not console.is_terminal and not self.quiet and step // 100 > self.printed // 100:
+            self.printed = step
             console.print(f"step {step}  {status}  {window.tokens_per_s():.0f} target tokens/s")
 
 
@@ -253,13 +335,12 @@ class Trainer:
         self.model_cfg = model_config(cfg, self.sp.get_piece_size())
         self.model = build_model(cfg, self.model_cfg).to(self.device)
         self.renderer = make_renderer(cfg, self.ids.sep, self.ids.ctx_bos)
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=0.0, betas=(0.9, 0.98),
-                                          eps=1e-9)
+        self.optimizer = make_optimizer(cfg, self.model)
         self.state = TrainState()
         if init_from is not None and not self.checkpoints():
             self._initialize(init_from)
         self._resume()
-        self.net = self._wrap(BatchForward(self.model))
+        self.net = self._wrap(BatchLoss(self.model, cfg.label_smoothing, self._autocast))
         self.window = Window()
 
     def _tokenizer(self, train_docs: list[Document], init_from: Path | None,
@@ -279,13 +360,9 @@ class Trainer:
 
     def _wrap(self, net: torch.nn.Module) -> torch.nn.Module:
         """The module a step runs: compiled if asked, under DDP when launched by torchrun."""
-        if self.cfg.compile:
-            net = torch.compile(net, dynamic=True)
-        if self.info.distributed:
-            net = torch.nn.parallel.DistributedDataParallel(
-                net, device_ids=[self.device.index] if self.device.type == "cuda" else None)
-            if not self.quiet:
-                console.print(f"DDP: {self.info.world} process(es), {dist.get_backend()}")
+        net = wrap_for_training(net, self.cfg, self.device, self.info.distributed)
+        if self.info.distributed and not self.quiet:
+            console.print(f"DDP: {self.info.world} process(es), {dist.get_backend()}")
         return net
 
     # -- checkpoints -------------------------------------------------------------------------
@@ -316,7 +393,10 @@ class Trainer:
             return
         meta = read_meta(found[-1])
         self.model.load_state_dict(load_model_state(found[-1]))
-        self.optimizer.load_state_dict(load_optimizer_state(found[-1]))
+        saved = load_optimizer_state(found[-1])
+        for group in saved["param_groups"]:  # this run's implementation, whatever saved it
+            group.update(ADAM_IMPLS[self.cfg.adam_impl])
+        self.optimizer.load_state_dict(saved)
         self.state = TrainState.from_dict(meta)
         torch.set_rng_state(torch.tensor(meta["torch_rng"], dtype=torch.uint8))
         if not self.quiet:
@@ -357,8 +437,9 @@ class Trainer:
         return {"dev_nll": nll / tokens, "dev_ppl": math.exp(nll / tokens),
                 "dev_acc": correct / tokens}
 
+    @property
     def _autocast(self):
-        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16)
+        return autocast_for(self.device, self.bf16)
 
     # -- training ----------------------------------------------------------------------------
     def train(self) -> Path:
@@ -375,13 +456,20 @@ class Trainer:
             for state.epoch, state.batch_in_epoch, batch in batches:
                 if state.step >= cfg.max_steps:
                     break
-                loss = self.window.add(self._step(batch))
-                log.step(state.step, loss, noam_lr(cfg, state.step), self.window)
+                out = self._step(batch)
+                self.window.add(out, batch)
+                evaluate = state.step % cfg.eval_every == 0 or state.step >= cfg.max_steps
+                logged = evaluate or state.step % cfg.log_every == 0
+                if logged:  # reads this step's loss: the device catches up (a host sync)
+                    log.step(state.step, out.loss.item(), noam_lr(cfg, state.step),
+                             self.window)
                 patience_over = False
-                if state.step % cfg.eval_every == 0 or state.step >= cfg.max_steps:
+                if evaluate:
                     self._evaluate_and_save()
                     patience_over = state.bad_evals >= cfg.patience
-                if reason := self._stop_reason(deadline, patience_over):
+                # under DDP the ranks agree on stopping (a sync): only on logged steps
+                if (logged or not self.info.distributed) and \
+                        (reason := self._stop_reason(deadline, patience_over)):
                     break
         return self._finish(reason)
 
@@ -390,22 +478,14 @@ class Trainer:
         cfg = self.cfg
         return batch_stream(self.train_examples, self.state.epoch, self.state.batch_in_epoch,
                             cfg.seed, cfg.max_tokens, cfg.k_probs, self.renderer,
-                            self.info.rank, self.info.world, pin=self.device.type == "cuda")
+                            self.info.rank, self.info.world, pin=self.device.type == "cuda",
+                            order=cfg.batch_order)
 
-    def _step(self, batch: Batch) -> LossOutput:
-        """One update: the scheduled learning rate, forward under autocast, the loss,
-        backward, clipping and the optimizer step."""
-        batch = batch.to(self.device)
-        for group in self.optimizer.param_groups:
-            group["lr"] = noam_lr(self.cfg, self.state.step + 1)
-        with self._autocast():
-            logits, aux_loss = self.net(batch)
-        out = discounted_loss(logits, batch.tgt_out, batch.weights, batch.current,
-                              self.cfg.label_smoothing)
-        self.optimizer.zero_grad(set_to_none=True)
-        (out.loss + aux_loss).backward()
-        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.clip_norm)
-        self.optimizer.step()
+    def _step(self, batch: Batch) -> LossTerms:
+        """One update (see `update`): the batch to the device (from pinned memory, without
+        blocking), forward under autocast, the loss, backward, clipping, the optimizer."""
+        out = update(self.net, self.model, self.optimizer, self.cfg, batch.to(self.device),
+                     self.state.step)
         self.state.step += 1
         return out
 

@@ -1,17 +1,28 @@
 """Tiny CPU training runs on fixture documents (seconds each)."""
 
+import json
+import math
 import shutil
 from functools import partial
 
 import pytest
 import torch
 from safetensors.torch import load_file
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from subctx_train.bundle_card import _training_info
 from subctx_train.checkpoint import average_states, load_chunked, save_checkpoint, save_chunked
 from subctx_train.config import make_config
 from subctx_train.data import Document, Segment
-from subctx_train.examples import BOS, EOS, Example, batch_stream, epoch_batches, render
+from subctx_train.examples import (
+    BOS,
+    EOS,
+    Example,
+    batch_stream,
+    collate,
+    epoch_batches,
+    render,
+)
 from subctx_train.hardware import share_gpu, use_bf16
 from subctx_train.loss import discounted_loss
 from subctx_train.prefetch import Prefetcher
@@ -310,6 +321,244 @@ def test_cpu_model_from_cpuinfo(tmp_path):
     info.write_text("processor\t: 0\nmodel name\t: Example CPU @ 2.0GHz\nflags\t: avx\n")
     assert cpu_model(info) == "Example CPU @ 2.0GHz"
     assert cpu_model(tmp_path / "missing") is None
+
+
+# -- the fast step (docs/recipe.md, stage 0) ------------------------------------------------
+def _reference_collate(items):
+    """The collation as it was, one row at a time: the vectorised one must equal it."""
+    import numpy as np
+
+    from subctx_train.tokenizer import PAD
+
+    n, s = len(items), max(len(r.src) for r in items)
+    t, c = max(len(r.tgt) for r in items) - 1, max(len(r.ctx) for r in items)
+    src, pos = np.full((n, s), PAD), np.zeros((n, s), dtype=np.int64)
+    tin, tout = np.full((n, t), PAD), np.full((n, t), PAD)
+    w, cur = np.zeros((n, t), dtype=np.float32), np.zeros((n, t), dtype=bool)
+    ctx, dist = np.full((n, c), PAD), np.zeros((n, c), dtype=np.int64)
+    for i, r in enumerate(items):
+        src[i, : len(r.src)], pos[i, : len(r.positions)] = r.src, r.positions
+        tin[i, : len(r.tgt) - 1], tout[i, : len(r.tgt) - 1] = r.tgt[:-1], r.tgt[1:]
+        w[i, : len(r.weights)] = r.weights
+        cur[i, r.prefix_len: len(r.weights)] = True
+        ctx[i, : len(r.ctx)], dist[i, : len(r.ctx_dist)] = r.ctx, r.ctx_dist
+    return [torch.from_numpy(a) for a in (src, pos, tin, tout, w, cur, ctx, dist)]
+
+
+@pytest.mark.parametrize("architecture", ["concat", "capsule"])
+def test_collate_equals_the_row_by_row_collation(architecture):
+    from subctx_train.examples import collate
+    from subctx_train.throughput import synthetic_examples
+    from subctx_train.train import make_renderer
+
+    cfg = make_config("tiny", architecture=architecture)
+    renderer = make_renderer(cfg, sep=4, ctx_bos=5)
+    examples = synthetic_examples(60, 200, cfg.max_k, max_len=40)
+    items = [renderer(ex, k % (cfg.max_k + 1)) for k, ex in enumerate(examples)]
+    for batch_items in (items[:1], items[:17], items):
+        batch = collate(batch_items)
+        names = ["src", "positions", "tgt_in", "tgt_out", "weights", "current", "ctx",
+                 "ctx_dist"]
+        for name, want in zip(names, _reference_collate(batch_items), strict=True):
+            got = getattr(batch, name)
+            assert got.dtype == want.dtype and torch.equal(got, want), name
+        assert torch.equal(batch.current_index, batch.current.flatten().nonzero().squeeze(-1))
+        assert batch.target_tokens == int(batch.current.sum())
+        real = sum(len(r.src) + len(r.tgt) - 1 + len(r.ctx) for r in batch_items)
+        assert batch.real_tokens == real <= batch.positions_total
+
+
+def test_loss_from_the_host_index_equals_the_mask_and_reads_nothing():
+    from subctx_train.loss import loss_terms
+
+    gen = torch.Generator().manual_seed(3)
+    logits = torch.randn(4, 9, 50, generator=gen)
+    target = torch.randint(1, 50, (4, 9), generator=gen)
+    current = torch.rand(4, 9, generator=gen) > 0.4
+    weights = torch.where(current, 1.0, 0.01)
+    index = current.flatten().nonzero().squeeze(-1)
+    masked = discounted_loss(logits, target, weights, current, 0.1)
+    host = loss_terms(logits, target, weights, current, 0.1, index)
+    assert host.tokens == masked.tokens == int(current.sum())
+    assert torch.equal(host.loss, masked.loss)  # bit for bit, not approximately
+    assert float(host.nll_sum) == masked.nll_sum and int(host.correct) == masked.correct
+    lprobs = torch.log_softmax(logits, -1)
+    nll = -lprobs.gather(-1, target[..., None])[..., 0]
+    assert float(host.nll_sum) == float(nll[current].sum())
+
+
+class _HostReads(TorchDispatchMode):
+    """Records the ops that make a CUDA device wait for the host to read it: a scalar read
+    (`.item()`, `int()`, `float()`) or a boolean mask's nonzero."""
+
+    SYNCS = {"_local_scalar_dense", "nonzero", "masked_select", "is_nonzero"}
+
+    def __init__(self):
+        super().__init__()
+        self.reads: list[str] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func.overloadpacket.__name__ in self.SYNCS:
+            self.reads.append(func.overloadpacket.__name__)
+        return func(*args, **(kwargs or {}))
+
+
+def _tiny_step_parts(**overrides):
+    from subctx_train.throughput import synthetic_examples
+    from subctx_train.train import (
+        BatchLoss,
+        autocast_for,
+        build_model,
+        make_optimizer,
+        make_renderer,
+        model_config,
+        wrap_for_training,
+    )
+
+    cfg = make_config("tiny", **{"dropout": 0.0, "precision": "fp32", **overrides})
+    renderer = make_renderer(cfg, sep=4, ctx_bos=5)
+    examples = synthetic_examples(40, cfg.vocab_size, cfg.max_k, max_len=30)
+    batches = [collate([renderer(ex, 1) for ex in examples[i:j]])
+               for i, j in ((0, 10), (10, 17), (17, 30))]  # three shapes
+    torch.manual_seed(0)
+    model = build_model(cfg, model_config(cfg, cfg.vocab_size))
+    net = wrap_for_training(BatchLoss(model, cfg.label_smoothing,
+                                      autocast_for(torch.device("cpu"), False)),
+                            cfg, torch.device("cpu"))
+    return cfg, model, make_optimizer(cfg, model), net, batches
+
+
+def test_a_step_reads_nothing_from_the_device_until_the_window_is_recorded():
+    """With the fused optimizer (the GPU presets'), `update` and `Window.add` make no host
+    read: the GPU runs ahead until `record` (or a log line every `log_every` steps) reads.
+    (Adam's foreach and loop implementations read their step counts, which live on the
+    host: no device wait.)"""
+    from subctx_train.train import Window, update
+
+    cfg, model, optimizer, net, batches = _tiny_step_parts(adam_impl="fused")
+    window = Window()
+    with _HostReads() as watch:
+        for step, batch in enumerate(batches):
+            window.add(update(net, model, optimizer, cfg, batch, step), batch)
+    assert watch.reads == []
+    with _HostReads() as control:  # what the trainer did every step: the detector sees it
+        update(net, model, optimizer, cfg, batches[0], 3).loss.item()
+    assert control.reads == ["_local_scalar_dense"]
+    record = window.record()
+    assert math.isfinite(record["loss"]) and 0 < record["padding"] < 1
+
+
+def test_adam_implementations_make_the_same_update():
+    """One update is the same up to float rounding (3e-8 here). Later ones drift further
+    apart: Adam divides by the root of tiny second moments, which magnifies rounding."""
+    from subctx_train.train import update
+
+    params = {}
+    for impl in ("loop", "foreach", "fused"):
+        cfg, model, optimizer, net, batches = _tiny_step_parts(adam_impl=impl)
+        group = optimizer.param_groups[0]
+        assert (group["foreach"], group["fused"]) == {"loop": (False, None),
+                                                      "foreach": (True, None),
+                                                      "fused": (None, True)}[impl]
+        before = [p.detach().clone() for p in model.parameters()]
+        update(net, model, optimizer, cfg, batches[0], 0)
+        params[impl] = [p.detach() - b for p, b in zip(model.parameters(), before, strict=True)]
+    for impl in ("foreach", "fused"):
+        for a, b in zip(params["loop"], params[impl], strict=True):
+            assert torch.allclose(a, b, rtol=1e-5, atol=1e-7), impl
+    assert max(a.abs().max() for a in params["loop"]) > 1e-3  # the update is not nothing
+
+
+def test_resume_takes_this_runs_adam_implementation(tmp_path):
+    first = _trainer(tmp_path, "run", max_steps=4, eval_every=4, adam_impl="loop")
+    first.train()
+    again = _trainer(tmp_path, "run", max_steps=8, eval_every=4, adam_impl="fused")
+    assert again.state.step == 4
+    assert again.optimizer.param_groups[0]["fused"] is True
+    again.train()
+    assert again.state.step == 8
+
+
+def test_log_every_leaves_metrics_unchanged_and_records_padding(tmp_path):
+    runs = {}
+    for every in (1, 3):
+        trainer = _trainer(tmp_path, f"every{every}", max_steps=10, eval_every=5,
+                           log_every=every)
+        trainer.train()
+        runs[every] = [json.loads(line) for line in
+                       (tmp_path / f"every{every}" / "metrics.jsonl").read_text().splitlines()]
+    keys = ["step", "loss", "nll", "acc", "dev_nll", "padding"]
+    assert [[r[k] for k in keys] for r in runs[1]] == [[r[k] for k in keys] for r in runs[3]]
+    assert all(0 < r["padding"] < 1 for r in runs[1])
+
+
+def test_sides_order_pads_less_on_the_real_length_mix():
+    from subctx_train.examples import epoch_batches
+    from subctx_train.throughput import synthetic_examples
+    from subctx_train.train import make_renderer
+
+    cfg = make_config("gpu-deep", architecture="concat", max_k=1)
+    renderer = make_renderer(cfg, sep=4, ctx_bos=5)
+    examples = synthetic_examples(20000, 16000, 1, seed=2)
+    share = {}
+    for order in ("size", "sides"):
+        batches = epoch_batches(examples, 0, 1, 3000, cfg.k_probs, renderer, order)
+        collated = [collate(b) for b in batches]
+        share[order] = 1 - (sum(b.real_tokens for b in collated)
+                            / sum(b.positions_total for b in collated))
+        assert sum(len(b) for b in batches) == len(examples)
+        assert all(max(r.size for r in b) * len(b) <= 3000 or len(b) == 1 for b in batches)
+    assert share["sides"] < share["size"] * 0.9, share  # 8.4 % -> 7.3 % of the positions
+    with pytest.raises(ValueError, match="batch order"):
+        epoch_batches(examples, 0, 1, 3000, cfg.k_probs, renderer, "random")
+
+
+def test_the_next_epoch_is_planned_while_this_one_is_handed_out():
+    """batch_stream gives the same batches as planning each epoch at once, but renders the
+    next epoch a slice per batch: no pause of a whole epoch's rendering between two batches."""
+    ex = [Example([1] * n, [2] * (n % 7 + 1), [], []) for n in range(1, 200)]
+    plain = partial(render, sep=4, cd_weight=0.01, shift=0)
+    calls = []
+
+    def counting(example, k, rng=None):
+        calls.append(1)
+        return plain(example, k, rng=rng)
+
+    planned = [epoch_batches(ex, e, 1, 100, [1.0], plain) for e in range(2)]
+    stream = batch_stream(ex, 0, 0, 1, 100, [1.0], counting)
+    between = []
+    for want in planned[0] + planned[1]:
+        before = len(calls)
+        _, _, batch = next(stream)
+        between.append(len(calls) - before)
+        assert torch.equal(batch.src, collate(want).src)
+    slice_ = max(-(-len(ex) // len(batches)) for batches in planned)
+    assert between[0] == len(ex)  # the first epoch is planned at once
+    assert max(between[1:]) <= slice_ < len(ex) / 4  # then a slice per batch
+    first = len(planned[0])
+    assert sum(between[1:first + 1]) == len(ex)  # the second epoch, planned meanwhile
+
+
+def test_compiled_step_equals_the_eager_step():
+    """torch.compile of forward and loss together (dynamic shapes): the same loss and
+    gradients up to float rounding, on two batches of different shapes without a
+    recompilation. About 15 s on a CPU core (the compilation)."""
+    torch._dynamo.reset()
+    grads, losses = {}, {}
+    for compiled in (False, True):
+        cfg, model, optimizer, net, batches = _tiny_step_parts(compile=compiled)
+        losses[compiled] = []
+        for batch in batches[:2]:
+            total, loss, nll_sum, correct = net(batch)
+            total.backward()
+            losses[compiled].append((loss.item(), nll_sum.item(), correct.item()))
+        grads[compiled] = [p.grad.clone() for p in model.parameters()]
+    for (a, b, c), (x, y, z) in zip(losses[False], losses[True], strict=True):
+        assert a == pytest.approx(x, rel=1e-5) and b == pytest.approx(y, rel=1e-5) and c == z
+    for a, b in zip(grads[False], grads[True], strict=True):
+        assert torch.allclose(a, b, rtol=1e-4, atol=1e-6)
+    assert batches[0].src.shape != batches[1].src.shape
+    assert torch._dynamo.utils.counters["stats"]["unique_graphs"] <= 2  # no recompilation
 
 
 # -- control tags (subctx_train.labels, subctx.controls) ---------------------------------------
