@@ -3,10 +3,16 @@
 #
 # here:     bash subctx_train/gpu_recipe.sh pack --train T... [--bt B...] --dev D... [--spm M]
 #             [--devroot shared/data/en-ru/dev] (for `report`)
-#             -> .device/recipe.tar.xz (xz; the device tool carries at most 64 MiB)
-# device:   bash subctx_train/gpu_recipe.sh start [--cpu] [--minutes M] [-- TRAIN OPTIONS]
+#             -> .device/recipe.tar.xz: the documents as columns (pack-docs), xz -9; it and the
+#             working tree must fit the 64 MiB a device call carries
+#           bash subctx_train/gpu_recipe.sh pack-mono MONO... [--known T...] [--skip-done B...]
+#             -> .device/mono.tar.xz ($MONO_PACK): Russian documents to back-translate, less
+#             the segments whose Russian has an English side in T and the documents in B
+# device:   bash subctx_train/gpu_recipe.sh start [--cpu] [--minutes M] [--weights FILE]
+#             [-- TRAIN OPTIONS]
 #             unpacks the carried data, trains in the background (setsid) with a wall-clock
-#             budget; checkpoints and dev NLL land in $RECIPE_DIR/run (default /tmp/recipe)
+#             budget; checkpoints and dev NLL land in $RECIPE_DIR/run (default /tmp/recipe);
+#             --weights: a weights file (subctx_train/configs/weights/) as --weight options
 #           bash subctx_train/gpu_recipe.sh wait [--seconds S]
 #             prints the log tail every minute for up to S seconds (default 540); exit 0 once
 #             training has finished, 3 while it is still running
@@ -44,10 +50,28 @@
 #   (the shipped model's own fine-tune, embedded-own, came back on 2026-11-22)
 # The equal-budget controls of docs/recipe.md §7 (another session): rows --only
 #   recipe,recipe-no-bt,recipe-own --steps 7000 --minutes 20; wait ...; report $OUT --bleu-limit 400
+#
+# Stage 1 (docs/recipe.md "Stage 1: all the data"): the Russian-to-English model, then the
+# back-translation of ru-mono, in the background like the runs above (`wait` waits for them):
+# device:   bash subctx_train/gpu_recipe.sh rt [--cpu] [--minutes M] [--weights FILE] [-- OPTS]
+#             trains runs/ruen on the real pairs reversed (transformer; weights default
+#             subctx_train/configs/weights/ruen-all.toml); `collect --name ruen OUT` brings it
+#           bash subctx_train/gpu_recipe.sh bt [--cpu] [--model M] [--name NAME] [--sampling S]
+#             [--beam N] [--batch-size N] [-- BACK-TRANSLATE OPTIONS]
+#             back-translates the carried $MONO_PACK with M (a run folder, a PyTorch or a
+#             CTranslate2 bundle: exported / unbundled to a PyTorch bundle first; default
+#             runs/ruen) into bt/NAME (default: the sampling), resumably, tagged synthetic;
+#             again with another MONO_PACK (a later call's part): a second run beside it
+#           bash subctx_train/gpu_recipe.sh bt-collect [--name NAME] OUT
+#             the documents finished so far, packed, xz -9, in <= 15 MiB parts (at most 8)
+# here:     bash subctx_train/gpu_recipe.sh bt-unpack PARTS_DIR OUT
+#             the parts back as OUT/NAME/*.jsonl, added to what OUT holds from earlier sessions
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RECIPE_DIR=${RECIPE_DIR:-/tmp/recipe}
 PACK=${PACK:-.device/recipe.tar.xz}
+MONO_PACK=${MONO_PACK:-.device/mono.tar.xz}
+XZ=${XZ:--9}  # xz's preset for packs
 PY=${PYTHON:-python3}
 EMBEDDED=${EMBEDDED:-assets/models/en-ru}  # the shipped model (rows fine-tunes it)
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
@@ -73,12 +97,62 @@ pack() {
         shift
     done
     ls "$stage"/data/train/*.jsonl >/dev/null 2>&1 || die "pack: no --train data"
-    mkdir -p "$(dirname "$PACK")"
-    tar -C "$stage" -cf - data | xz -T2 -6 > "$PACK"
+    local part
+    for part in train bt dev; do  # documents as columns: xz packs them far tighter
+        ls "$stage/data/$part"/*.jsonl >/dev/null 2>&1 || continue
+        "$PY" -m subctx_train.cli pack-docs "$stage/data/$part" \
+            --out "$stage/data/$part.pack" > /dev/null
+        rm -rf "$stage/data/$part"
+    done
+    write_pack "$stage" data "$PACK"
     rm -rf "$stage"
-    local size; size=$(stat -c %s "$PACK")
-    echo "packed $PACK: $((size / 1048576)) MiB"
-    [ "$size" -le $((60 * 1048576)) ] || die "pack: $PACK is over 60 MiB; carry less data"
+}
+
+write_pack() {
+    # write_pack DIR NAME ARCHIVE: DIR/NAME as tar + xz; it and the working tree must fit
+    # the 64 MiB a device call carries
+    mkdir -p "$(dirname "$3")"
+    tar -C "$1" -cf - "$2" | xz -T2 "$XZ" > "$3"
+    local size tree
+    size=$(stat -c %s "$3")
+    tree=$(git ls-files -z 2>/dev/null | xargs -0 stat -c %s 2>/dev/null \
+           | awk '{ s += $1 } END { print s + 0 }')
+    echo "packed $3: $(mib "$size") MiB (the working tree: $(mib "$tree") MiB)"
+    [ $((size + tree)) -le $((64 * 1048576)) ] \
+        || die "pack: $3 and the working tree are over 64 MiB; carry less data"
+}
+
+mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
+
+pack_mono() {
+    # pack-mono MONO... [--known T...] [--skip-done B...]: Russian documents to back-translate
+    local stage; stage=$(mktemp -d)
+    local inputs=() opts=() where=in
+    while [ $# -gt 0 ]; do
+        case $1 in
+            --known) where=known ;; --skip-done) where=done ;;
+            *) case $where in
+                   in) inputs+=("$1") ;;
+                   known) opts+=(--known "$1") ;;
+                   done) opts+=(--skip-done "$1") ;;
+               esac ;;
+        esac
+        shift
+    done
+    [ ${#inputs[@]} -gt 0 ] || die "pack-mono: no Russian documents given"
+    "$PY" -m subctx_train.cli pack-docs "${inputs[@]}" "${opts[@]}" --out "$stage/mono"
+    write_pack "$stage" mono "$MONO_PACK"
+    rm -rf "$stage"
+}
+
+unpack_docs() {
+    # the carried packs' documents back as .jsonl: DIR/NAME.pack -> DIR/NAME/*.jsonl
+    local pack
+    for pack in "$1"/*.pack; do
+        [ -d "$pack" ] || continue
+        "$PY" -m subctx_train.cli unpack-docs "$pack" --out "${pack%.pack}" > /dev/null
+        rm -rf "$pack"
+    done
 }
 
 unpack() {
@@ -88,12 +162,14 @@ unpack() {
     if [ ! -f "$RECIPE_DIR/data/.unpacked" ]; then
         rm -rf "$RECIPE_DIR/data"
         xz -dc "$PACK" | tar -C "$RECIPE_DIR" -xf -
+        unpack_docs "$RECIPE_DIR/data"
+        mkdir -p "$RECIPE_DIR/data/train" "$RECIPE_DIR/data/bt" "$RECIPE_DIR/data/dev"
         touch "$RECIPE_DIR/data/.unpacked"
     fi
 }
 
 start() {
-    local cpu=0 minutes="" preset=gpu-deep name="" bt=1
+    local cpu=0 minutes="" preset=gpu-deep name="" bt=1 weights=()
     while [ $# -gt 0 ]; do
         case $1 in
             --cpu) cpu=1; preset=tiny ;;
@@ -101,6 +177,8 @@ start() {
             --preset) shift; preset=$1 ;;
             --name) shift; name=$1 ;;
             --no-bt) bt=0 ;;
+            --weights) shift  # a weights file as --weight options (those after -- win)
+                read -ra weights <<< "$("$PY" -m subctx_train.cli weight-flags "$1")" ;;
             --) shift; break ;;
             *) die "start: unknown option $1" ;;
         esac
@@ -120,7 +198,7 @@ start() {
     for f in "$data"/dev/*.jsonl; do [ -e "$f" ] && cmd+=(--dev "$f"); done
     [ -f "$data/spm.model" ] && cmd+=(--spm "$data/spm.model")
     cmd+=(--run "$run" --preset "$preset" --device "$device"
-          --budget-minutes "$minutes" "$@")
+          --budget-minutes "$minutes" "${weights[@]}" "$@")
     [ "$cpu" = 1 ] || nvidia-smi --query-gpu=name,memory.total --format=csv,noheader || true
     {
         printf '%q ' "${cmd[@]}"
@@ -295,10 +373,150 @@ PY
     ls -la "$out"
 }
 
+rt() {
+    # the Russian-to-English model of stage 1: every real pair reversed, sentence-level
+    local opts=() weights=subctx_train/configs/weights/ruen-all.toml
+    while [ $# -gt 0 ]; do
+        case $1 in
+            --cpu) opts+=(--cpu) ;;
+            --minutes) shift; opts+=(--minutes "$1") ;;
+            --preset) shift; opts+=(--preset "$1") ;;
+            --weights) shift; weights=$1 ;;
+            --) shift; break ;;
+            *) die "rt: unknown option $1" ;;
+        esac
+        shift
+    done
+    start --name ruen --no-bt --weights "$weights" "${opts[@]}" -- \
+        --direction ru-en --architecture transformer "$@"
+}
+
+bt() {
+    local cpu=0 model="$RECIPE_DIR/runs/ruen" name="" sampling=beam beam=4 batch=512
+    while [ $# -gt 0 ]; do
+        case $1 in
+            --cpu) cpu=1; batch=16 ;;
+            --model) shift; model=$1 ;;
+            --name) shift; name=$1 ;;
+            --sampling) shift; sampling=$1 ;;
+            --beam) shift; beam=$1 ;;
+            --batch-size) shift; batch=$1 ;;
+            --) shift; break ;;
+            *) die "bt: unknown option $1" ;;
+        esac
+        shift
+    done
+    [ -n "$name" ] || name=$sampling
+    local device=cuda
+    [ "$cpu" = 1 ] && device=cpu
+    # the Russian documents of this pack, once per machine ($MONO_PACK may be one of several
+    # parts, carried by different calls: each is back-translated by a run of its own)
+    [ -f "$MONO_PACK" ] || die "bt: $MONO_PACK not found (run pack-mono here and carry it)"
+    local part; part=$(basename "$MONO_PACK" .tar.xz)
+    local mono="$RECIPE_DIR/$part"
+    mkdir -p "$RECIPE_DIR/runs" "$RECIPE_DIR/bt" "$RECIPE_DIR/bundles"
+    if [ ! -f "$mono/.unpacked" ]; then
+        rm -rf "$mono" "$mono.pack"
+        mkdir -p "$mono.pack"
+        xz -dc "$MONO_PACK" | tar -C "$mono.pack" -xf -
+        "$PY" -m subctx_train.cli unpack-docs "$mono.pack/mono" --out "$mono" > /dev/null
+        rm -rf "$mono.pack"
+        touch "$mono/.unpacked"
+    fi
+    # a PyTorch bundle of the model (the GPU machine has no ctranslate2), once per machine
+    local bundle; bundle="$RECIPE_DIR/bundles/$(basename "$model")-torch"
+    if [ ! -f "$bundle/subctx.json" ]; then
+        [ -e "$model" ] || die "bt: no model at $model (train one with rt, or carry a bundle)"
+        if [ -f "$model/subctx.json" ] && grep -q '"backend": "torch"' "$model/subctx.json"; then
+            bundle=$model
+        elif [ -f "$model/subctx.json" ]; then  # CTranslate2 (int8 carries in half the room)
+            local unbundled="$RECIPE_DIR/unbundled-$(basename "$model")"
+            "$PY" -m subctx_train.cli unbundle "$model" --out "$unbundled" > /dev/null
+            "$PY" -m subctx_train.cli export "$unbundled" --out "$bundle" --backend torch \
+                > /dev/null
+        else
+            [ -f "$model/final.safetensors" ] || [ -d "$model/checkpoints" ] \
+                || die "bt: $model is neither a bundle nor a run folder"
+            "$PY" -m subctx_train.cli export "$model" --out "$bundle" --backend torch > /dev/null
+        fi
+    fi
+    local run="$RECIPE_DIR/runs/bt-$name-$part" done="$RECIPE_DIR/runs/bt-$name-$part.done"
+    rm -f "$done"
+    local cmd=("$PY" -m subctx_train.cli back-translate "$mono" --model "$bundle"
+               --out "$RECIPE_DIR/bt/$name" --device "$device" --sampling "$sampling"
+               --beam "$beam" --batch-size "$batch" "$@")
+    {
+        printf '%q ' "${cmd[@]}"
+        printf '> %q 2>&1\necho $? > %q\n' "$run.log" "$done"
+    } > "$run.sh"
+    setsid bash "$run.sh" < /dev/null > /dev/null 2>&1 &
+    echo "back-translation started in the background ($sampling, beam $beam, batches of" \
+         "$batch on $device): $RECIPE_DIR/bt/$name"
+}
+
+bt_collect() {
+    local name=beam
+    if [ "${1:-}" = --name ]; then name=$2; shift 2; fi
+    local out=${1:?bt-collect [--name NAME] OUT} dir="$RECIPE_DIR/bt/$name"
+    ls "$dir"/*.jsonl > /dev/null 2>&1 || die "bt-collect: nothing back-translated in $dir"
+    local stage; stage=$(mktemp -d)
+    mkdir -p "$stage/finished" "$out"
+    local f
+    for f in "$dir"/*.jsonl; do  # complete lines only: the run may still be writing
+        "$PY" -c 'import sys; d = open(sys.argv[1], "rb").read()
+open(sys.argv[2], "wb").write(d[:d.rfind(b"\n") + 1])' "$f" "$stage/finished/$(basename "$f")"
+    done
+    "$PY" -m subctx_train.cli pack-docs "$stage/finished" --out "$stage/bt-$name"
+    tar -C "$stage" -cf - "bt-$name" | xz -T2 "$XZ" | split -b 15M -d -a 1 - \
+        "$out/bt-$name.tar.xz.part"
+    rm -rf "$stage"
+    local parts; parts=$(ls "$out"/bt-"$name".tar.xz.part* | wc -l)
+    ls -la "$out"
+    [ "$parts" -le 8 ] || die "bt-collect: $parts parts; at most 8 files come back"
+}
+
+bt_unpack() {
+    # here: the parts of bt-collect back as OUT/NAME/*.jsonl; documents OUT has are kept
+    local parts=${1:?bt-unpack PARTS_DIR OUT} out=${2:?bt-unpack PARTS_DIR OUT}
+    local found=0 first name stage
+    for first in "$parts"/bt-*.tar.xz.part0; do
+        [ -e "$first" ] || continue
+        found=1
+        name=$(basename "${first%.tar.xz.part0}")  # bt-NAME
+        stage=$(mktemp -d)
+        cat "${first%0}"* | xz -dc | tar -C "$stage" -xf -
+        "$PY" -m subctx_train.cli unpack-docs "$stage/$name" --out "$stage/new" > /dev/null
+        mkdir -p "$out/${name#bt-}"
+        "$PY" - "$stage/new" "$out/${name#bt-}" <<'PY'
+import json, sys
+from pathlib import Path
+new, out = Path(sys.argv[1]), Path(sys.argv[2])
+for f in sorted(new.glob("*.jsonl")):
+    target = out / f.name
+    have = set()
+    if target.exists():
+        have = {json.loads(line)["doc"] for line in target.read_text(encoding="utf-8").splitlines()
+                if line.strip()}
+    lines = [line for line in f.read_text(encoding="utf-8").splitlines()
+             if line.strip() and json.loads(line)["doc"] not in have]
+    with open(target, "a", encoding="utf-8") as handle:
+        handle.writelines(line + "\n" for line in lines)
+    print(f"{target}: {len(lines)} documents added, {len(have)} were there")
+PY
+        rm -rf "$stage"
+    done
+    [ "$found" = 1 ] || die "bt-unpack: no bt-*.tar.xz.part0 in $parts"
+}
+
 command=${1:-}
 shift || true
 case $command in
     pack) pack "$@" ;;
+    pack-mono) pack_mono "$@" ;;
+    rt) rt "$@" ;;
+    bt) bt "$@" ;;
+    bt-collect) bt_collect "$@" ;;
+    bt-unpack) bt_unpack "$@" ;;
     start) start "$@" ;;
     wait) wait_run "$@" ;;
     collect) collect "$@" ;;

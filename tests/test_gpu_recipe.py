@@ -195,3 +195,83 @@ def test_unknown_command_prints_the_whole_header_and_nothing_else(tmp_path):
     header = header[:next(i for i, line in enumerate(header) if not line.startswith("#"))]
     assert shown.returncode == 2
     assert shown.stdout.splitlines() == header and "set -euo" not in shown.stdout
+
+
+def _mono(path: Path, docs: int) -> Path:
+    """Russian documents (no English side), timed, as ru-mono has them: four lines the
+    training fixture has, then two it has not."""
+    with open(path, "w", encoding="utf-8") as handle:
+        for d in range(docs):
+            lines = [t for _, t in CORPUS[d % 3:d % 3 + 4]] + [f"Строка {d}.", f"Ещё {d}!"]
+            segments = [{"src": None, "tgt": t, "start": 3.0 * i, "end": 3.0 * i + 2}
+                        for i, t in enumerate(lines)]
+            handle.write(json.dumps({"doc": f"plays/{d}", "domain": "drama",
+                                     "segments": segments}, ensure_ascii=False) + "\n")
+    return path
+
+
+def test_stage1_ruen_model_then_back_translation_on_cpu(tmp_path):
+    """Stage 1 on this CPU: the columnar pack, `rt` (the ru->en model on the real pairs
+    reversed, its weights file), `pack-mono` (known Russian left out), `bt` with the run and
+    with a CTranslate2 bundle (unbundled to PyTorch), `bt-collect` in parts, `bt-unpack`."""
+    recipe = _runner(tmp_path, timeout=400, OMP_NUM_THREADS="1",
+                     MONO_PACK=str(tmp_path / "mono.tar.xz"))
+    train = _docs(tmp_path / "train.jsonl", 6)
+    packed = recipe("pack", "--train", str(train), "--dev", str(_docs(tmp_path / "dev.jsonl", 1)))
+    assert "packed" in packed.stdout and "working tree" in packed.stdout
+    started = recipe("rt", "--cpu", "--", "--max-steps", "30")
+    assert "training started" in started.stdout
+    waited = recipe("wait", "--seconds", "300", check=False)
+    assert waited.returncode == 0, waited.stdout[-3000:] + waited.stderr[-3000:]
+    run = tmp_path / "device" / "runs" / "ruen"
+    config = json.loads((run / "config.json").read_text())["train"]
+    assert config["direction"] == "ru-en" and config["architecture"] == "transformer"
+    assert config["corpus_weights"]["books"] == 2.0  # configs/weights/ruen-all.toml
+    # the unpacked training data is the packed data
+    unpacked = tmp_path / "device" / "data" / "train" / "train.jsonl"
+    assert [json.loads(line) for line in unpacked.read_text().splitlines()] == [
+        json.loads(line) for line in train.read_text().splitlines()]
+
+    mono = _mono(tmp_path / "mono.jsonl", 4)
+    everything = recipe("pack-mono", str(mono), "--skip-done", str(tmp_path / "dev.jsonl"))
+    assert "24 segments" in everything.stdout  # nothing known, nothing done: 4 x 6
+    packed = recipe("pack-mono", str(mono), "--known", str(train))
+    assert "8 segments" in packed.stdout and "(16 known left out)" in packed.stdout
+    # the rt run, exported to PyTorch; sampled (30 tiny updates: beam search's best is empty)
+    started = recipe("bt", "--cpu", "--sampling", "sample")
+    assert "back-translation started" in started.stdout
+    ct2 = _tiny_preset_bundle(tmp_path / "ct2")  # a CTranslate2 bundle: unbundled first
+    recipe("bt", "--cpu", "--model", str(ct2), "--name", "ct2", "--beam", "2")
+    # a second part of the Russian documents, carried by a later call: a run of its own
+    part2 = _runner(tmp_path, timeout=400, OMP_NUM_THREADS="1",
+                    MONO_PACK=str(tmp_path / "mono-2.tar.xz"))
+    more = tmp_path / "more" / "more.jsonl"
+    more.parent.mkdir()
+    more.write_text(mono.read_text(encoding="utf-8").replace("plays/", "more/"),
+                    encoding="utf-8")
+    part2("pack-mono", str(more.parent), "--known", str(train))
+    assert "background" in part2("bt", "--cpu", "--sampling", "sample").stdout
+    waited = recipe("wait", "--seconds", "300", check=False)
+    assert waited.returncode == 0, waited.stdout[-3000:] + waited.stderr[-3000:]
+    for run, file in (("sample-mono", "mono"), ("ct2-mono", "mono"), ("sample-mono-2", "more")):
+        log = (tmp_path / "device" / "runs" / f"bt-{run}.log").read_text()
+        assert f"{file}.jsonl: 8 sentences to translate" in log, log
+    out = tmp_path / "OUT"
+    recipe("bt-collect", "--name", "sample", str(out))
+    assert [f.name for f in out.iterdir()] == ["bt-sample.tar.xz.part0"]
+    local = tmp_path / "bt-local"
+    shown = recipe("bt-unpack", str(out), str(local)).stdout
+    added = int(re.search(r"(\d+) documents added", shown)[1])
+    assert (local / "sample" / "more.jsonl").exists()  # the second part's documents
+    docs = [json.loads(line) for line in (local / "sample" / "mono.jsonl").read_text(
+        encoding="utf-8").splitlines()]
+    assert len(docs) == added >= 3  # a document whose every sentence came out empty is left out
+    assert [d["doc"] for d in docs] == sorted(d["doc"] for d in docs)  # document order
+    for d in docs:
+        i = int(d["doc"].split("/")[1])
+        assert d["synthetic"] and d["domain"] == "drama"
+        for s in d["segments"]:  # the known lines left out, the others with their timings
+            assert (s["tgt"], s["start"]) in {(f"Строка {i}.", 12.0), (f"Ещё {i}!", 15.0)}
+            assert s["src"]
+    again = recipe("bt-unpack", str(out), str(local)).stdout  # nothing twice
+    assert f"0 documents added, {added} were there" in again
