@@ -717,6 +717,97 @@ def dev_table(
         markdown.write_text(dev_table_markdown(merged) + "\n", encoding="utf-8")
 
 
+@app.command(cls=PlainCommand,
+             context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def throughput(
+    ctx: typer.Context,
+    preset: Annotated[list[str] | None, typer.Option(
+        metavar="NAME", help="Presets to measure (repeatable); default gpu-deep and gpu-big.")
+    ] = None,
+    setting: Annotated[list[str] | None, typer.Option(
+        metavar="NAME", help="Settings to run (repeatable): baseline, fused, no-sync, sides, "
+                             "compile, each with every change of the list up to it; default "
+                             "all.")] = None,
+    max_tokens: Annotated[str, typer.Option(
+        metavar="N,N,...", help="After the settings, the last one with these max_tokens "
+                                "(empty: none).")] = "",
+    steps: Annotated[int, typer.Option(metavar="N", help="Timed updates per row.")] = 50,
+    warmup: Annotated[int, typer.Option(
+        metavar="N", help="Updates before timing (torch.compile's start falls here).")] = 10,
+    device: Annotated[Device, typer.Option(help="Where to train.")] = Device.auto,
+    threads: ThreadsOpt = 0,
+    peak_tflops: Annotated[float | None, typer.Option(
+        metavar="X", help="The device's peak TFLOP/s for MFU (default: by the GPU's name, bf16 "
+                          "dense, e.g. 989 for an H100; none on CPU).")] = None,
+    data: Annotated[list[Path] | None, typer.Option(
+        metavar="FILE", exists=True,
+        help="Real document .jsonl files or folders instead of synthetic examples (with "
+             "--spm).")] = None,
+    spm_model: Annotated[Path | None, typer.Option(
+        "--spm", exists=True, dir_okay=False, metavar="FILE",
+        help="The SentencePiece model for --data.")] = None,
+    examples: Annotated[int, typer.Option(
+        metavar="N", help="Examples to draw batches from (synthetic ones have the real "
+                          "length mix).")] = 40000,
+    budget_seconds: Annotated[float | None, typer.Option(
+        metavar="S", help="Start no row after this many seconds (the rest are listed as "
+                          "skipped).")] = None,
+    json_file: Annotated[Path | None, typer.Option(
+        "--json", metavar="FILE", help="Write the report here (after every row).")] = None,
+) -> None:
+    """Training throughput of the trainer's step: target tokens/s, model FLOPs utilisation,
+    peak memory and padding share per setting (stage 0, docs/recipe.md). Any --FIELD VALUE
+    after the options sets a config field for every row (e.g. --architecture concat
+    --max-k 1)."""
+    from subctx_train.config import ConfigError, make_config, parse_overrides
+
+    try:
+        overrides = parse_overrides(ctx.args)
+        presets = preset or ["gpu-deep", "gpu-big"]
+        for name in presets:
+            make_config(name, **overrides)
+        sweep = [int(n) for n in max_tokens.split(",") if n.strip()]
+    except ConfigError as err:
+        raise ConfigUsageError(str(err), ctx) from None
+    except ValueError:
+        raise ConfigUsageError(f"--max-tokens {max_tokens}: integers separated by commas",
+                               ctx) from None
+    if data and not spm_model:
+        raise ConfigUsageError("--data needs --spm (the tokenizer to read it with)", ctx)
+
+    import torch
+
+    from subctx_train.hardware import resolve_device
+    from subctx_train.throughput import ladder, markdown_table, real_examples, run_throughput
+
+    try:
+        chosen = ladder(setting, sweep)
+    except ValueError as err:
+        raise ConfigUsageError(str(err), ctx) from None
+    if threads:
+        torch.set_num_threads(threads)
+    where = resolve_device(device.value)
+    real, vocab, name = None, None, "synthetic (real length mix)"
+    if data:
+        real, vocab = real_examples(data, spm_model, make_config(presets[0], **overrides),
+                                    examples)
+        name = f"{len(real)} examples of {', '.join(map(str, data))}"
+    report = run_throughput(presets, chosen, where, steps, warmup, peak_tflops, real, vocab,
+                            overrides, budget_seconds, json_file, name, examples,
+                            progress=lambda row: typer.echo(
+                                f"{row.preset} {row.setting}: "
+                                + (row.error or f"{row.target_tokens_per_s:.0f} target tokens/s"),
+                                err=True))
+    for key, value in report.attention.items():
+        typer.echo(f"attention {key}: {value}")
+    typer.echo(f"training throughput on {report.device} (torch {report.torch}, peak "
+               f"{report.peak_tflops or 'n/a'} TFLOP/s; {report.data}; {steps} timed updates "
+               f"after {warmup})")
+    typer.echo(markdown_table(report))
+    if report.skipped:
+        typer.echo(f"skipped (budget): {', '.join(report.skipped)}")
+
+
 def main() -> None:
     from subctx.errors import SubctxError
 

@@ -187,6 +187,7 @@ class Row:
     peak_memory_gib: float | None = None  # CUDA only
     padding: float = 0.0  # padded positions / all positions
     loss: float = 0.0  # mean loss of the timed steps (finite: the step trains)
+    syncs_per_step: float | None = None  # host syncs CUDA reports per step (after timing)
     error: str | None = None
     overrides: dict[str, Any] = field(default_factory=dict)
 
@@ -224,6 +225,8 @@ def measure(preset: str, setting: Setting, examples: list[Example], vocab_size: 
     )
 
     cfg = make_config(preset, **{**(overrides or {}), **setting.overrides})
+    if cfg.compile:  # a fresh start: each row's module would count towards the recompile limit
+        torch._dynamo.reset()
     torch.manual_seed(seed)
     model = build_model(cfg, model_config(cfg, vocab_size)).to(device).train()
     row = Row(preset, setting.name, cfg.max_tokens,
@@ -253,6 +256,10 @@ def measure(preset: str, setting: Setting, examples: list[Example], vocab_size: 
         record = window.record()  # reads the window: waits for the last step
         _sync(device)
         row.seconds = time.monotonic() - start
+        if device.type == "cuda":
+            row.syncs_per_step = _syncs_per_step(
+                lambda step: update(net, model, optimizer, cfg, next(batches)[0].to(device),
+                                    step), cfg, warmup + steps)
     row.steps = window.steps
     row.target_tokens_per_s = window.tokens / row.seconds
     row.tokens_per_s = window.real / row.seconds
@@ -263,11 +270,25 @@ def measure(preset: str, setting: Setting, examples: list[Example], vocab_size: 
     row.loss = record["loss"]
     if device.type == "cuda":
         row.peak_memory_gib = torch.cuda.max_memory_allocated(device) / 2**30
-    del net, model, optimizer
-    gc.collect()
-    if device.type == "cuda":
-        torch.cuda.empty_cache()
     return row
+
+
+def _syncs_per_step(step_fn, cfg: TrainConfig, first: int, steps: int = 4) -> float:
+    """Host syncs per update as CUDA's sync debug mode reports them (a warning each), over
+    `steps` updates with the loss read every `log_every` as the trainer does."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.cuda.set_sync_debug_mode("warn")
+        try:
+            for step in range(first, first + steps):
+                out = step_fn(step)
+                if (step + 1) % cfg.log_every == 0:
+                    out.loss.item()
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+    return sum("synchroniz" in str(w.message) for w in caught) / steps
 
 
 # -- attention kernels -----------------------------------------------------------------------
@@ -372,8 +393,11 @@ def run_throughput(presets: list[str], settings: list[Setting], device: torch.de
         longest = min(MAX_PIECES, cfg.max_positions // (cfg.max_k + 1) - 2)
         data = examples if examples is not None else synthetic_examples(
             n_examples, vocab, cfg.max_k, seed=0, max_len=longest)
-        if device.type == "cuda" and not report.attention:
-            report.attention = attention_kernels(cfg, device)
+        if not report.attention:
+            try:
+                report.attention = attention_kernels(cfg, device)
+            except Exception as err:  # a probe, not a row: the rows still run
+                report.attention = {"error": str(err).splitlines()[0][:300]}
         for setting in settings:
             label = f"{preset} {setting.name}"
             if budget_s is not None and time.monotonic() - began > budget_s:
@@ -382,12 +406,12 @@ def run_throughput(presets: list[str], settings: list[Setting], device: torch.de
             try:
                 row = measure(preset, setting, data, vocab, device, steps, warmup, peak,
                               overrides)
-            except (RuntimeError, ValueError) as err:  # out of memory, a compile failure
+            except Exception as err:  # out of memory, a compile failure: the next row runs
                 row = Row(preset, setting.name, 0, 0.0, error=str(err).splitlines()[0][:300],
                           overrides=setting.overrides)
-                gc.collect()
-                if device.type == "cuda":
-                    torch.cuda.empty_cache()
+            gc.collect()  # the row's model, optimizer and batches
+            if device.type == "cuda":
+                torch.cuda.empty_cache()
             report.rows.append(row)
             if progress is not None:
                 progress(row)
@@ -417,6 +441,7 @@ def table(report: Report) -> list[dict[str, Any]]:
             else "n/a",
             "padding": f"{row.padding:.1%}",
             "warm-up s": round(row.warmup_s, 1),
+            "syncs/step": row.syncs_per_step if row.syncs_per_step is not None else "n/a",
             "loss": round(row.loss, 3)})
     return out
 

@@ -16,7 +16,7 @@ from subctx_train.config import (
     split_args,
 )
 
-PRESETS = ["cpu-deep", "cpu-small", "gpu-base", "gpu-deep", "tiny"]
+PRESETS = ["cpu-deep", "cpu-small", "gpu-base", "gpu-big", "gpu-deep", "tiny"]
 
 
 def test_presets_are_package_data_files():
@@ -27,7 +27,7 @@ def test_presets_are_package_data_files():
     shapes = {name: (c.d_model, c.enc_layers, c.dec_layers, c.vocab_size, c.max_tokens)
               for name in PRESETS for c in [load_config(name)]}
     assert shapes == {"cpu-small": (256, 3, 3, 8000, 3000), "cpu-deep": (256, 6, 2, 8000, 3000),
-                      "gpu-deep": (384, 6, 2, 16000, 12000),
+                      "gpu-deep": (384, 6, 2, 16000, 12000), "gpu-big": (512, 12, 2, 16000, 12000),
                       "gpu-base": (512, 6, 6, 16000, 16000), "tiny": (32, 2, 1, 200, 400)}
     assert load_config("tiny").max_positions == 256 and load_config("cpu-small").lr == 1.0
 

@@ -1,0 +1,146 @@
+"""The training-throughput bench (subctx_train/throughput.py, `subctx-train throughput`) on the
+CPU with the tiny preset: its FLOPs formula against torch's own count, its rows, its settings,
+its command and what it may import (it runs on the GPU machine: no ctranslate2, no textual)."""
+
+import json
+import math
+import statistics
+import subprocess
+import sys
+
+import pytest
+import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.utils.flop_counter import FlopCounterMode
+from typer.testing import CliRunner
+
+from subctx_train.cli import app
+from subctx_train.config import make_config
+from subctx_train.examples import BOS, EOS, Example, Rendered, collate
+from subctx_train.throughput import (
+    SETTING_NAMES,
+    batch_flops,
+    ladder,
+    markdown_table,
+    peak_tflops,
+    run_throughput,
+    synthetic_examples,
+)
+from subctx_train.train import BatchLoss, build_model, model_config
+
+
+@pytest.mark.parametrize("architecture", ["transformer", "concat"])
+def test_flops_formula_equals_torch_count_of_forward_and_backward(architecture):
+    """Without padding, the formula is exactly what torch's FLOP counter finds in one
+    forward and backward (attention through the math kernel, which it can count)."""
+    cfg = make_config("tiny", architecture=architecture, dropout=0.0, precision="fp32")
+    model = build_model(cfg, model_config(cfg, cfg.vocab_size))
+    net = BatchLoss(model, 0.1)
+    s, t = 11, 7
+    rows = [Rendered(list(range(10, 10 + s)), list(range(s)),
+                     [BOS, *range(20, 20 + t - 1), EOS], [1.0] * t) for _ in range(3)]
+    batch = collate(rows)
+    assert batch.real_tokens == batch.positions_total  # no padding
+    with sdpa_kernel([SDPBackend.MATH]), FlopCounterMode(display=False) as counter:
+        net(batch)[0].backward()
+    assert batch_flops(batch, cfg, cfg.vocab_size) == counter.get_total_flops()
+    padded = collate([*rows, Rendered([10], [0], [BOS, 20, EOS], [1.0, 1.0])])
+    with sdpa_kernel([SDPBackend.MATH]), FlopCounterMode(display=False) as counter:
+        net(padded)[0].backward()
+    assert batch_flops(padded, cfg, cfg.vocab_size) < counter.get_total_flops()  # real only
+
+
+def test_synthetic_examples_have_the_real_length_mix():
+    examples = synthetic_examples(8000, 16000, max_k=1, seed=1)
+    lengths = [len(ex.src) for ex in examples]
+    assert 15 <= statistics.median(lengths) <= 21  # real: 17
+    assert max(lengths) <= 256 and min(lengths) >= 1
+    with_context = sum(1 for ex in examples if ex.src_ctx) / len(examples)
+    assert with_context == pytest.approx(7 / 8, abs=0.01)  # real: 88 %
+    ratio = statistics.median(len(ex.tgt) / len(ex.src) for ex in examples)
+    assert 0.9 <= ratio <= 1.1
+    assert all(7 <= i < 16000 for ex in examples[:100] for i in ex.src + ex.tgt)
+    assert all(len(ex.src) <= 40 for ex in synthetic_examples(500, 200, 3, max_len=40))
+
+
+def test_each_setting_adds_its_change_to_those_before():
+    assert SETTING_NAMES == ("baseline", "fused", "no-sync", "sides", "compile")
+    full = ladder()
+    assert [s.name for s in full] == list(SETTING_NAMES)
+    assert full[0].overrides == {"adam_impl": "auto", "log_every": 1, "batch_order": "size",
+                                 "compile": False}
+    assert full[-1].overrides == {"adam_impl": "fused", "log_every": 100,
+                                  "batch_order": "sides", "compile": True}
+    chosen = ladder(["baseline", "sides"], [24000])
+    assert [s.name for s in chosen] == ["baseline", "sides", "tokens24000"]
+    assert chosen[1].overrides["adam_impl"] == "fused"  # the ladder up to it
+    assert chosen[2].overrides == {**chosen[1].overrides, "max_tokens": 24000}
+    with pytest.raises(ValueError, match="unknown setting fast"):
+        ladder(["fast"])
+
+
+def test_peak_flops_by_the_gpu_name(monkeypatch):
+    for name, peak in (("NVIDIA H100 80GB HBM3", 989.0), ("NVIDIA H200", 989.0),
+                       ("NVIDIA A100-SXM4-80GB", 312.0), ("Some GPU", None)):
+        monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None, n=name: n)
+        assert peak_tflops(torch.device("cuda"), None) == peak
+    assert peak_tflops(torch.device("cuda"), 500.0) == 500.0
+    assert peak_tflops(torch.device("cpu"), None) is None
+
+
+def test_tiny_rows_on_the_cpu(tmp_path):
+    out = tmp_path / "throughput.json"
+    settings = ladder(["baseline", "no-sync", "sides"], [800])
+    report = run_throughput(["tiny"], settings, torch.device("cpu"), steps=3, warmup=1,
+                            peak=2.0, json_path=out, n_examples=400)
+    assert [r.setting for r in report.rows] == ["baseline", "no-sync", "sides", "tokens800"]
+    for row in report.rows:
+        assert row.error is None and row.steps == 3 and row.target_tokens_per_s > 0
+        assert row.tokens_per_s > row.target_tokens_per_s  # sources and contexts too
+        assert row.mfu == pytest.approx(row.tflops / 2.0) and row.tflops > 0
+        assert 0 < row.padding < 0.5 and math.isfinite(row.loss)
+        assert row.peak_memory_gib is None and row.syncs_per_step is None  # CUDA only
+    assert report.rows[-1].max_tokens == 800 and report.rows[0].max_tokens == 400
+    assert report.rows[0].params_m == report.rows[-1].params_m
+    saved = json.loads(out.read_text())
+    assert len(saved["rows"]) == 4 and saved["attention"] == {"note": "CUDA only"}
+    assert "FLOPs" in saved["formula"] and saved["peak_tflops"] == 2.0
+    lines = markdown_table(report).splitlines()
+    assert len(lines) == 2 + 4 and "| MFU |" in lines[0] and "| padding |" in lines[0]
+
+
+def test_a_row_that_fails_is_reported_and_the_budget_skips_the_rest(tmp_path):
+    report = run_throughput(["tiny"], ladder(["baseline", "fused"]), torch.device("cpu"),
+                            steps=1, warmup=0, n_examples=50, budget_s=0.0)
+    assert report.rows == [] and report.skipped == ["tiny baseline", "tiny fused"]
+    too_long = [Example([7] * 300, [8] * 5, [[7] * 10], [[8] * 5]) for _ in range(4)]
+    report = run_throughput(["tiny"], ladder(["baseline", "fused"]), torch.device("cpu"),
+                            steps=1, warmup=0, examples=too_long, overrides={"max_k": 1})
+    # sources longer than the tiny model's 256 positions: an error in each row, not a crash
+    assert [bool(row.error) for row in report.rows] == [True, True]
+    assert "error" in markdown_table(report)
+
+
+def test_the_command_writes_the_report(tmp_path):
+    out = tmp_path / "t.json"
+    result = CliRunner().invoke(app, [
+        "throughput", "--preset", "tiny", "--setting", "baseline", "--steps", "2",
+        "--warmup", "1", "--device", "cpu", "--examples", "200", "--json", str(out),
+        "--max-k", "1", "--threads", "1"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    [row] = report["rows"]
+    assert row["setting"] == "baseline" and row["preset"] == "tiny"
+    assert "| tiny | baseline |" in result.output and "MFU" in result.output
+    bad = CliRunner().invoke(app, ["throughput", "--preset", "tiny", "--setting", "fast"])
+    assert bad.exit_code == 2 and "unknown setting fast" in bad.output
+    bad = CliRunner().invoke(app, ["throughput", "--preset", "tiny", "--max-kk", "1"])
+    assert bad.exit_code == 2 and "did you mean --max-k" in bad.output
+
+
+def test_the_bench_imports_without_ctranslate2_or_textual():
+    """The GPU machine has torch but neither ctranslate2 nor textual."""
+    code = ("import sys; sys.modules['ctranslate2'] = None; sys.modules['textual'] = None; "
+            "import subctx_train.throughput, subctx_train.cli; print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "ok", out.stderr
