@@ -32,7 +32,7 @@ from subctx.context import build_request
 from subctx.contract import Hypothesis, Request, Translation, Translator
 from subctx.decoding import DecodeOptions, DocumentResult
 from subctx.units import render_cue
-from subctx.wrap import Layout, readability
+from subctx.wrap import Layout, readability, visible_chars
 
 MAX_COMBINATIONS = 512  # candidate combinations tried for one cue (a cue has few units)
 
@@ -44,10 +44,11 @@ class ReadingFit:
     """Whether and how cues over the limits get shorter translations."""
 
     enabled: bool = True
-    margin: float = 0.2  # nats a shorter translation may score below the decoder's, per token
-    hypotheses: int = 8  # the n best asked for each unit of a cue over a limit
+    margin: float = 0.5  # nats a shorter translation may score below the decoder's, per token
+    hypotheses: int = 16  # the n best asked for each unit of a cue over a limit
     per_token: bool = True  # the margin is on log-probability per token (else on the total)
     partial: bool = False  # a cue no candidate brings within the limits gets the shortest
+    max_cut: float = 0.4  # a cue that must lose more of its characters is not decoded again
 
 
 DEFAULT_FIT, NO_FIT = ReadingFit(), ReadingFit(enabled=False)
@@ -149,7 +150,8 @@ def fit_reading_speed(result: DocumentResult, timings: Sequence[Timing], transla
     report = FitReport(readability(list(timings), lines, layout.max_lines, layout.max_cps).over)
     if not fit.enabled or not report.over:
         return report
-    units = [u for c in report.over if _shortenable(result, c, timings[c], texts, layout)
+    units = [u for c in report.over
+             if _worth_decoding(result, c, timings[c], texts, layout, fit.max_cut)
              for u in result.plan.layouts[c].units]
     units = list(dict.fromkeys(units))
     if not units:
@@ -176,21 +178,30 @@ def fit_reading_speed(result: DocumentResult, timings: Sequence[Timing], transla
     return report
 
 
-def _shortenable(result: DocumentResult, cue: int, timing: Timing, texts: list[str],
-                 layout: Layout) -> bool:
-    """Whether a shorter translation could bring the cue within the limits at all: not when
-    only its lines are over and it has more turns (or sung lines) than `max_lines`."""
+def _worth_decoding(result: DocumentResult, cue: int, timing: Timing, texts: list[str],
+                    layout: Layout, max_cut: float) -> bool:
+    """Whether a shorter translation could bring the cue within the limits: not when only its
+    lines are over and it has more turns (or sung lines) than `max_lines`, nor when it would
+    have to lose more than `max_cut` of its characters."""
     cue_layout = result.plan.layouts[cue]
     if not cue_layout.units:
         return False
     lines = render_cue(cue_layout, texts, layout.width, layout.max_lines)
-    if readability([timing], [lines], layout.max_lines, layout.max_cps).too_fast:
-        return True
-    shortest = list(texts)
-    for u in cue_layout.units:
-        shortest[u] = "…"
-    return len(render_cue(cue_layout, shortest, layout.width, layout.max_lines)) \
-        <= layout.max_lines
+    chars = max(1, visible_chars(lines))
+    checks = readability([timing], [lines], layout.max_lines, layout.max_cps)
+    keep = 1.0  # the share of its characters the cue may keep
+    if checks.too_fast:
+        start, end = timing
+        keep = layout.max_cps * (end - start) / chars  # type: ignore[operator]
+    if checks.over_lines:
+        shortest = list(texts)
+        for u in cue_layout.units:
+            shortest[u] = "…"
+        if len(render_cue(cue_layout, shortest, layout.width, layout.max_lines)) \
+                > layout.max_lines:
+            return bool(checks.too_fast) and keep >= 1 - max_cut
+        keep = min(keep, layout.max_lines * layout.width / chars)
+    return keep >= 1 - max_cut
 
 
 def _current_scores(translator: Translator, units: list[int], requests: list[Request],

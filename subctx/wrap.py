@@ -108,6 +108,11 @@ class Readability:
         return sorted({*self.over_lines, *self.too_fast})
 
 
+def visible_chars(lines: list[str]) -> int:
+    """Characters a viewer reads in a cue: tags and line breaks not counted."""
+    return len(" ".join(_TAGS.sub("", line).strip() for line in lines).strip())
+
+
 def readability(timings: list[tuple[float | None, float | None]], cue_lines: list[list[str]],
                 max_lines: int = DEFAULT_MAX_LINES, max_cps: float = DEFAULT_MAX_CPS
                 ) -> Readability:
@@ -117,7 +122,7 @@ def readability(timings: list[tuple[float | None, float | None]], cue_lines: lis
     for index, ((start, end), lines) in enumerate(zip(timings, cue_lines, strict=True)):
         if len(lines) > max_lines:
             result.over_lines.append(index)
-        chars = len(" ".join(_TAGS.sub("", line).strip() for line in lines).strip())
+        chars = visible_chars(lines)
         timed = start is not None and end is not None and end > start
         if timed and chars and chars / (end - start) > max_cps:  # type: ignore[operator]
             result.too_fast.append(index)

@@ -214,11 +214,15 @@ def test_review_names_the_missing_translation_not_the_input(tmp_path):
     assert "movie.srt: no such file" not in result.output
 
 
-def test_reading_speed_fit_shortens_what_it_can_and_the_summary_lists_the_rest(tmp_path, run):
+def test_reading_speed_fit_shortens_what_it_can_and_the_summary_lists_the_rest(tmp_path, run,
+                                                                              monkeypatch):
     import re
 
-    # the tiny random model keeps most cues in English (empty outputs); some of its
-    # alternatives are letters, short enough for 40 characters per second
+    from subctx.reading import ReadingFit
+
+    # the tiny random model keeps most cues in English (empty outputs); some of its 6 best
+    # hypotheses are letters, short enough for 40 characters per second
+    monkeypatch.setattr("subctx.cli.DEFAULT_FIT", ReadingFit(hypotheses=6))
     src = write_srt(tmp_path / "fast.srt", "".join(
         f"{i}\n00:00:{a} --> 00:00:{b}\n{text}\n\n" for i, (a, b, text) in enumerate([
             ("00,000", "00,600", "Hello there, how are you?"),

@@ -16,10 +16,10 @@ from subctx.wrap import Layout
 from tests.helpers import write_srt
 
 LONG = "That is a very long line."
-LONG_RU = [("Это очень-очень длинная строка, да.", -0.5),  # 35 characters: 35 cps over 1 s
+LONG_RU = [("Это очень длинная строка.", -0.5),  # 25 characters: 25 cps over 1 s
            ("Это длинная строка.", -0.6),  # 19: still over 17 cps
            ("Длинная строка.", -0.65),  # 15: fits, 0.15 below per token
-           ("Строка.", -1.5)]  # 7: fits, but 1 nat per token below
+           ("Строка.", -1.5)]  # 7: fits, but 1 nat per token below (0.5 in all)
 
 
 class Paraphraser:
@@ -85,18 +85,19 @@ def test_a_cue_over_the_limit_gets_the_likeliest_alternative_that_fits():
 
 
 def test_nothing_outside_the_margin_and_a_cue_nothing_fits_keeps_its_translation():
-    table = {LONG: [LONG_RU[0], LONG_RU[1], ("Длинная строка.", -0.9), LONG_RU[3]]}
+    table = {LONG: [LONG_RU[0], LONG_RU[1], ("Длинная строка.", -1.2), LONG_RU[3]]}
     result, report, _ = fitted(table, (1.0, 2.0, LONG))
     assert result.texts() == [LONG_RU[0][0]] and report.over == [0] and not report.shortened
     # where asked, the shortest candidate within the margin, though the cue stays over
     result, report, _ = fitted(table, (1.0, 2.0, LONG), fit=ReadingFit(partial=True))
     assert result.texts() == ["Это длинная строка."] and report.shortened == [0]
     # a wider margin lets the less likely one in
-    result, _, _ = fitted(table, (1.0, 2.0, LONG), fit=ReadingFit(margin=0.5))
+    result, _, _ = fitted(table, (1.0, 2.0, LONG), fit=ReadingFit(margin=0.8))
     assert result.texts() == ["Длинная строка."]
-    # on the total log-probability: -0.9 * 3 tokens against -0.5 * 6
-    result, _, _ = fitted(table, (1.0, 2.0, LONG), fit=ReadingFit(margin=0.0, per_token=False))
-    assert result.texts() == ["Длинная строка."]
+    # on the total log-probability «Строка.» (-1.5 * 2 tokens) is 0.5 below the decoder's
+    # translation (-0.5 * 5), «Длинная строка.» 1.1: a total margin lets short ones in
+    result, _, _ = fitted(table, (1.0, 2.0, LONG), fit=ReadingFit(margin=0.5, per_token=False))
+    assert result.texts() == ["Строка."]
 
 
 def test_the_fit_uses_the_decoders_request_and_later_cues_keep_their_context():
@@ -113,8 +114,8 @@ def test_the_fit_uses_the_decoders_request_and_later_cues_keep_their_context():
 def test_no_address_or_gender_choice_is_changed():
     english = "You know, he left for good."
     table = {english: [("Ты знаешь, он ушёл навсегда.", -0.5), ("Вы знаете, он ушёл.", -0.4),
-                       ("Знаешь, он ушёл.", -0.6)]}
-    result, _, _ = fitted(table, (1.0, 2.0, english))
+                       ("Знаешь, он ушёл.", -0.6)]}  # 28, 19 and 16 characters: 20 fit
+    result, _, _ = fitted(table, (1.0, 2.2, english))
     assert result.texts() == ["Знаешь, он ушёл."]
 
 
@@ -137,12 +138,16 @@ def test_a_dialogue_cue_is_fitted_turn_by_turn():
                                                  ("Пойдёшь с нами?", -0.6)],
              "No, I am staying here.": [("Нет, я остаюсь здесь.", -0.5),
                                         ("Нет, остаюсь.", -0.55)]}
-    result, report, _ = fitted(table, (0.0, 2.0, "- Are you coming with us tonight?\n"
+    result, report, _ = fitted(table, (0.0, 2.5, "- Are you coming with us tonight?\n"
                                                  "- No, I am staying here."))
-    # 56 characters in 2 s; the likeliest combination that fits: 34 characters or fewer
-    assert result.texts() in (["Пойдёшь с нами?", "Нет, я остаюсь здесь."],
-                              ["Пойдёшь с нами?", "Нет, остаюсь."])
-    assert sum(len(t) for t in result.texts()) + 5 <= 34 and report.shortened == [0]
+    # 60 characters in 2.5 s; 42 fit: the likeliest combination that fits (41 characters;
+    # 33 with both turns shortened)
+    assert result.texts() == ["Пойдёшь с нами?", "Нет, я остаюсь здесь."]
+    assert report.shortened == [0]
+    # a cue that would have to lose more than `max_cut` of its characters is not decoded
+    result, report, model = fitted(table, (0.0, 1.5, "- Are you coming with us tonight?\n"
+                                                     "- No, I am staying here."))
+    assert report.over == [0] and not report.units and not model.asked
 
 
 def test_the_fit_turned_off_decodes_nothing_again():
@@ -184,7 +189,8 @@ def test_the_tiny_model_gets_only_shorter_alternatives_within_the_margin(tiny):
     report = fit_reading_speed(result, [(c.start, c.end) for c in sub.cues], tiny, options,
                                Layout(max_cps=40), fit)
     after = result.texts()
-    assert report.over == [0, 1, 3] and report.shortened and report.units == 3
+    # the second cue would have to lose 43 % of its characters: not decoded again
+    assert report.over == [0, 1, 3] and report.shortened and report.units == 2
     assert after[2] == before[2]  # 18 characters in 28 s
     for u in report.shortened:
         assert len(after[u]) < len(before[u]) and len(after[u]) <= 40 * 0.6
