@@ -6,12 +6,14 @@ them (subctx.wrap.readability). The units of the cues over a limit, and only tho
 again with the request the decoder used (the same English, the same context translations),
 asking for the `hypotheses` best. A hypothesis is a candidate for a unit when it is shorter
 than the unit's translation, its log-probability per token is at most `margin` below the
-translation's (both scored with that request), it changes no ты/вы, gender or pronoun choice
-(subctx.agreement.changes: later lines read the translation as it was decoded and followed
-those choices) and it does not loop. Of the combinations of candidates for a cue's units, the
-cue gets the likeliest that brings it within both limits; a cue that none brings within them
-keeps its translation and stays in the summary (`partial` gives it the shortest combination
-instead: measured, that costs chrF and brings no more cues within the limits).
+translation's (both scored with that request), it changes no gender or pronoun and brings in
+no ты or вы the translation has none of (`keeps_choices`: later lines read the translation as
+it was decoded and may have followed those choices) and it does not loop. Of the combinations
+of candidates for a cue's units, the cue gets the likeliest that brings it within both limits;
+a cue that none brings within them keeps its translation and stays in the summary (`partial`
+gives it the shortest combination instead: measured, that costs chrF and brings no more cues
+within the limits). A cue that would have to lose more than `max_cut` of its characters is not
+decoded again, nor one over `max_lines` only because it has more turns than lines.
 
 Later units keep the context they were translated with: the fit runs after the whole document
 is final and decodes nothing after it again. docs/decoding.md ("Reading speed") has the
@@ -26,7 +28,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from subctx import agreement
+from subctx import agreement, lexicon
 from subctx.backends.output import loops
 from subctx.context import build_request
 from subctx.contract import Hypothesis, Request, Translation, Translator
@@ -87,6 +89,17 @@ def _length(text: str) -> int:
     return len(" ".join(text.split()))
 
 
+def keeps_choices(translation: str, shorter: str) -> bool:
+    """Whether a shorter translation keeps the choices later lines may have followed: no other
+    gender or pronoun (subctx.agreement.changes), and no form of address of a register the
+    translation has none of (it may say less: «Ты знаешь, он ушёл» -> «Он ушёл»)."""
+    kinds = agreement.changes(translation, shorter)
+    if kinds - {agreement.FORMALITY}:
+        return False
+    had, has = lexicon.address(translation), lexicon.address(shorter)
+    return not any(new and not old for old, new in zip(had, has, strict=True))
+
+
 def candidates(source: str, current: Hypothesis, alternatives: Sequence[Hypothesis],
                margin: float, per_token: bool = True) -> list[tuple[str, float]]:
     """The unit's translation (cost 0) and every alternative that may replace it, with its cost:
@@ -100,7 +113,7 @@ def candidates(source: str, current: Hypothesis, alternatives: Sequence[Hypothes
         text = alt.text.strip()
         cost = best - score(alt)
         if (not text or text in seen or _length(text) >= _length(current.text)
-                or cost > margin or agreement.changes(current.text, text)
+                or cost > margin or not keeps_choices(current.text, text)
                 or loops(source, text)):
             continue
         seen.add(text)

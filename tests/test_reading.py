@@ -10,7 +10,14 @@ from subctx.contract import Hypothesis, Request, Translation
 from subctx.decoding import DecodeOptions, translate_documents
 from subctx.files import Job
 from subctx.formats.srt import parse_srt_text
-from subctx.reading import DEFAULT_FIT, NO_FIT, ReadingFit, decoder_request, fit_reading_speed
+from subctx.reading import (
+    DEFAULT_FIT,
+    NO_FIT,
+    ReadingFit,
+    decoder_request,
+    fit_reading_speed,
+    keeps_choices,
+)
 from subctx.units import plan_document
 from subctx.wrap import Layout
 from tests.helpers import write_srt
@@ -117,6 +124,10 @@ def test_no_address_or_gender_choice_is_changed():
                        ("Знаешь, он ушёл.", -0.6)]}  # 28, 19 and 16 characters: 20 fit
     result, _, _ = fitted(table, (1.0, 2.2, english))
     assert result.texts() == ["Знаешь, он ушёл."]
+    assert keeps_choices("Ты знаешь, он ушёл навсегда.", "Он ушёл навсегда.")  # says less
+    assert not keeps_choices("Он ушёл навсегда, знаешь.", "Вы знаете, он ушёл.")
+    assert not keeps_choices("Я собиралась уйти отсюда.", "Я собирался уйти.")
+    assert not keeps_choices("Я нашла её вчера вечером.", "Я нашла его.")
 
 
 def test_a_cue_over_its_lines_gets_fewer_lines_and_turns_are_not_shortened_in_vain():
