@@ -32,16 +32,21 @@ def build_tiny_bundle(out: Path, shift: int = 0, max_k: int = 3, seed: int = 0,
                                vocab_size=120)
     import sentencepiece as spm
 
-    vocab = spm.SentencePieceProcessor(model_file=str(spm_file)).get_piece_size()
+    sp = spm.SentencePieceProcessor(model_file=str(spm_file))
+    vocab = sp.get_piece_size()
     torch.manual_seed(seed)
     cfg = ModelConfig(vocab_size=vocab, **(shape or dict(
         d_model=32, n_heads=4, ff_dim=64, enc_layers=2, dec_layers=2, max_positions=256,
         dropout=0.0)))
     model = Transformer(cfg)
-    if eos_bias:  # make </s> and <sep> rare so random outputs are non-empty text
+    if eos_bias:  # make </s> and <sep> rare so random outputs are non-empty text, and
+        # bytes and special pieces too, so that they are text at all (a zero row scores 0,
+        # below the best of the random ones whatever the decoder state)
         with torch.no_grad():
-            model.embed.weight[3] *= 0.0
-            model.embed.weight[4] *= 0.0
+            for i in range(vocab):
+                if i in (3, 4) or sp.is_byte(i) or sp.is_control(i) or sp.is_unknown(i) \
+                        or sp.id_to_piece(i).startswith("<"):
+                    model.embed.weight[i] *= 0.0
     manifest = Manifest(
         architecture="concat", max_positions=cfg.max_positions,
         source_spm="spm.model", target_spm="spm.model",

@@ -147,7 +147,7 @@ def test_dev_report_without_ctranslate2_matches_the_ctranslate2_bundle(trained):
     assert done.returncode == 0, done.stdout[-1500:] + done.stderr[-1500:]
     rows = json.loads((root / "pt.json").read_text())["models"][str(root / "pt")]
     assert [r["context"] for r in rows] == [1, 0, "1 (random)"]
-    engine = CTranslate2Backend(ct2, device="cpu", threads=1)
+    engine = CTranslate2Backend(ct2, device="cpu", compute_type="float32", threads=1)
     for row in rows[:2]:
         want = evaluate_condition(engine, dev, row["context"], 10, 2)
         for key in ("friends_bleu", "friends_chrf", "deixis_dev", "lex_cohesion_dev",

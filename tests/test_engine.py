@@ -127,10 +127,11 @@ def test_long_context_does_not_shorten_the_current_sentence(engine, monkeypatch)
     sentence = "Can you help my daughter?"
     context = "Good evening, doctor, thank you so much for coming here so late tonight."
     engine.translate([Request(sentence)], beam_size=1)
+    plain = seen[-1]  # (a search again for a looping output asks the same length)
     req = Request(sentence, (context,), ("Добрый вечер, доктор, спасибо, что пришли так поздно.",))
     engine.translate([req], beam_size=1)
     prefix = engine.prepare(req).prefix
-    assert seen[1] == seen[0] + len(prefix)
+    assert seen[-1] == plain + len(prefix)
 
 
 def test_a_forced_start_begins_the_translation(engine):

@@ -21,6 +21,7 @@ def test_control_characters_are_dropped_and_spaces_kept_single():
     assert clean("две\nстроки\tи\x85всё") == "две строки и всё"
     assert clean("Ничего лишнего.") == "Ничего лишнего."
     assert clean("\x00\x1b") == ""
+    assert clean("Где\ufffd\ufffd дверь?") == "Где дверь?"  # bytes that were no UTF-8
 
 
 @pytest.mark.parametrize("source, text, looping", [
@@ -32,6 +33,8 @@ def test_control_characters_are_dropped_and_spaces_kept_single():
     ("Ha-ha-ha-ha!", "Ха-ха-ха-ха!", False),
     ("No, no, no.", "Нет, нет, нет.", False),
     ("Hello.", "Привет.", False),
+    ("Where?", "Где&&&&&&&&&&&&&&&&&&&&", True),  # one character over and over
+    ("Noooooooo!", "Неееееееет!", False),  # as long a run as the English's
 ])
 def test_a_loop_is_a_repetition_the_english_does_not_have(source, text, looping):
     assert loops(source, text) is looping
@@ -46,6 +49,7 @@ def test_a_loop_is_cut_down_to_what_the_english_repeats():
         "в сезоне с 1995-96 года, когда"
     assert collapse_loop("Eh-", "Э-э-э-э-э-э-э-э") == "Э"
     assert collapse_loop("Hello.", "Привет.") == "Привет."
+    assert collapse_loop("Where?", "Где&&&&&&&&&&&&&&&&&&&&?") == "Где&?"
 
 
 def _word_piece(sp: spm.SentencePieceProcessor) -> str:

@@ -145,7 +145,8 @@ class Backend(ABC):
             again = self._search([prepared[i] for i in looping], beam, beam, False,
                                  max_batch_size)
             for i, f in zip(looping, again, strict=True):
-                out[i].text = self._without_loop(requests[i].text, prepared[i], f, out[i].text)
+                self._without_loop(requests[i], prepared[i], f, out[i], num_hypotheses,
+                                   max_batch_size)
         return out
 
     def _current(self, output: list[str], prepared: Prepared) -> list[str]:
@@ -166,11 +167,23 @@ class Backend(ABC):
         translation.context_attention = found.context_attention
         return translation
 
-    def _without_loop(self, source: str, prepared: Prepared, found: Found, best: str) -> str:
-        """The best hypothesis that does not loop, else the best with its loop cut down."""
-        texts = [self._detok(self._current(h, prepared)) for h, _ in found.hypotheses]
-        return next((t for t in texts if t and not loops(source, t)),
-                    collapse_loop(source, best))
+    def _without_loop(self, request: Request, prepared: Prepared, found: Found,
+                      translation: Translation, num_hypotheses: int, max_batch_size: int
+                      ) -> None:
+        """Make `translation` the best hypothesis that does not loop (with its score), else
+        the best with its loop cut down; its alternatives loop no more either."""
+        hypotheses = [(self._detok(self._current(h, prepared)), score)
+                      for h, score in found.hypotheses]
+        fine = [(t, score) for t, score in hypotheses if t and not loops(request.text, t)]
+        if fine:
+            translation.text, translation.score = fine[0]
+        else:
+            translation.text = collapse_loop(request.text, translation.text)
+        if num_hypotheses > 1:
+            texts = list(dict.fromkeys([translation.text, *(t for t, _ in fine)]))
+            translation.alternatives = self.score([request] * len(texts[:num_hypotheses]),
+                                                  texts[:num_hypotheses],
+                                                  max_batch_size=max_batch_size)
 
     def score(self, requests: Sequence[Request], candidates: Sequence[str],
               max_batch_size: int = 32) -> list[Hypothesis]:

@@ -120,6 +120,8 @@ class TorchBackend(Backend):
         for step in range(1, max_len + 1):
             logits = self.model.decode_step(tokens[:, -1], cache).float()
             logits[:, self.ids.unk] = -math.inf  # never '⁇' in a subtitle
+            if step == 1:  # at least one token, as CTranslate2's min_decoding_length=1
+                logits[:, eos] = -math.inf
             logp = logits.log_softmax(-1)
             vocab = logp.size(-1)
             rows = [b * beam + j for b in range(batch) if step <= len(forced[b])
@@ -136,11 +138,14 @@ class TorchBackend(Backend):
             next_tokens, next_scores, parents = [], [], []
             for b in range(batch):
                 kept = 0
-                for score, index in zip(top_scores[b], top_index[b], strict=True):
+                for rank, (score, index) in enumerate(zip(top_scores[b], top_index[b],
+                                                          strict=True)):
                     parent, token = divmod(index, vocab)
                     row = b * beam + parent
                     if token == eos or step == max_len:
-                        if not done[b] and score > -math.inf:
+                        # as CTranslate2: only the best `beam` candidates may finish; an end
+                        # further down is dropped, and the next candidates keep the beam full
+                        if rank < beam and not done[b] and score > -math.inf:
                             ids = tokens[row, 1:].tolist() + ([] if token == eos else [token])
                             # </s> counts when it came (CTranslate2's lengths)
                             generated = len(ids) + (token == eos) - len(forced[b])
