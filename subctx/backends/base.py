@@ -132,46 +132,60 @@ class Backend(ABC):
     # -- translating ---------------------------------------------------------------------------
     def translate(self, requests: Sequence[Request], beam_size: int = 4, num_hypotheses: int = 1,
                   return_attention: bool = False, max_batch_size: int = 32) -> list[Translation]:
-        """Translate requests (any order; each carries its own context)."""
+        """Translate requests (any order; each carries its own context). With
+        `num_hypotheses` > 1 each translation lists the n-best, rescored with its request."""
         if not requests:
             return []
         prepared = [self.prepare(r) for r in requests]
         beam = max(beam_size, num_hypotheses)
         found = self._search(prepared, beam, num_hypotheses, return_attention, max_batch_size)
-        out = [self._translation(r, p, f, num_hypotheses, max_batch_size)
-               for r, p, f in zip(requests, prepared, found, strict=True)]
+        out = [self._translation(p, f) for p, f in zip(prepared, found, strict=True)]
+        nbest = [self._texts(p, f)[:num_hypotheses] for p, f in zip(prepared, found, strict=True)]
         looping = [i for i, t in enumerate(out) if loops(requests[i].text, t.text)]
         if looping:  # once more with every hypothesis of the beam, to find one that does not
             again = self._search([prepared[i] for i in looping], beam, beam, False,
                                  max_batch_size)
             for i, f in zip(looping, again, strict=True):
-                self._without_loop(requests[i], prepared[i], f, out[i], num_hypotheses,
-                                   max_batch_size)
+                nbest[i] = self._without_loop(requests[i], prepared[i], f, out[i])
+        if num_hypotheses > 1:
+            self._rescore(requests, out, [texts[:num_hypotheses] for texts in nbest],
+                          max_batch_size)
         return out
 
     def _current(self, output: list[str], prepared: Prepared) -> list[str]:
         return layout.current_part(output, len(prepared.prefix), self.tokens.sep)
 
-    def _translation(self, request: Request, prepared: Prepared, found: Found,
-                     num_hypotheses: int, max_batch_size: int) -> Translation:
-        currents = [self._current(h, prepared) for h, _ in found.hypotheses]
-        translation = Translation(self._detok(currents[0]), found.hypotheses[0][1])
-        if num_hypotheses > 1:
-            texts = list(dict.fromkeys(self._detok(c) for c in currents[:num_hypotheses]))
-            translation.alternatives = self.score([request] * len(texts), texts,
-                                                  max_batch_size=max_batch_size)
+    def _texts(self, prepared: Prepared, found: Found) -> list[str]:
+        """The hypotheses' translations, best first, each once."""
+        return list(dict.fromkeys(self._detok(self._current(h, prepared))
+                                  for h, _ in found.hypotheses))
+
+    def _translation(self, prepared: Prepared, found: Found) -> Translation:
+        current = self._current(found.hypotheses[0][0], prepared)
+        translation = Translation(self._detok(current), found.hypotheses[0][1])
         if found.attention:
-            rows = found.attention[len(prepared.prefix):len(prepared.prefix) + len(currents[0])]
-            translation.attention = AttentionMap(prepared.tokens, currents[0],
+            rows = found.attention[len(prepared.prefix):len(prepared.prefix) + len(current)]
+            translation.attention = AttentionMap(prepared.tokens, current,
                                                  [list(row) for row in rows])
         translation.context_attention = found.context_attention
         return translation
 
+    def _rescore(self, requests: Sequence[Request], out: list[Translation],
+                 nbest: list[list[str]], max_batch_size: int) -> None:
+        """Each translation's alternatives: its n-best texts scored with its request, all in
+        one scoring call."""
+        flat = [(i, text) for i, texts in enumerate(nbest) for text in texts]
+        scored = self.score([requests[i] for i, _ in flat], [text for _, text in flat],
+                            max_batch_size=max_batch_size)
+        for translation in out:
+            translation.alternatives = []
+        for (i, _), hypothesis in zip(flat, scored, strict=True):
+            out[i].alternatives.append(hypothesis)
+
     def _without_loop(self, request: Request, prepared: Prepared, found: Found,
-                      translation: Translation, num_hypotheses: int, max_batch_size: int
-                      ) -> None:
+                      translation: Translation) -> list[str]:
         """Make `translation` the best hypothesis that does not loop (with its score), else
-        the best with its loop cut down; its alternatives loop no more either."""
+        the best with its loop cut down; returns the n-best without loops, the chosen first."""
         hypotheses = [(self._detok(self._current(h, prepared)), score)
                       for h, score in found.hypotheses]
         fine = [(t, score) for t, score in hypotheses if t and not loops(request.text, t)]
@@ -179,11 +193,7 @@ class Backend(ABC):
             translation.text, translation.score = fine[0]
         else:
             translation.text = collapse_loop(request.text, translation.text)
-        if num_hypotheses > 1:
-            texts = list(dict.fromkeys([translation.text, *(t for t, _ in fine)]))
-            translation.alternatives = self.score([request] * len(texts[:num_hypotheses]),
-                                                  texts[:num_hypotheses],
-                                                  max_batch_size=max_batch_size)
+        return list(dict.fromkeys([translation.text, *(t for t, _ in fine)]))
 
     def score(self, requests: Sequence[Request], candidates: Sequence[str],
               max_batch_size: int = 32) -> list[Hypothesis]:
