@@ -223,6 +223,8 @@ class TorchBackend(Backend):
             for step in range(length):
                 logits = self.model.decode_step(last, cache).float()
                 logits[:, self.ids.unk] = -math.inf  # never '⁇' in a subtitle
+                if step == 0:  # at least one token, as the beam search (min_decoding_length 1)
+                    logits[:, eos] = -math.inf
                 logp = logits.log_softmax(-1)
                 scaled = logits / temperature
                 if top_k:
