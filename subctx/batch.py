@@ -15,6 +15,7 @@ from pathlib import Path
 from subctx.backends import backend_for, open_backend
 from subctx.bundle import Bundle, default_bundle_path, load_bundle
 from subctx.contract import Translator
+from subctx.controls import AUTO, control_pieces
 from subctx.decoding import DecodeOptions, DocumentResult, translate_documents
 from subctx.errors import BundleError, SubctxError
 from subctx.files import Job
@@ -41,6 +42,8 @@ class ModelChoice:
     guard: bool | None = None
     scope: str | None = None
     schedule: str | None = None
+    formality: str = AUTO  # control tags (subctx.controls): 'auto' asks nothing
+    speaker_gender: str = AUTO
 
     def bundle(self) -> Bundle:
         """The chosen bundle, checked (its manifest and files) before any input is read."""
@@ -52,12 +55,17 @@ class ModelChoice:
                                   f"({default_bundle_path()}); pass --model DIR") from None
             raise
         backend_for(bundle)
+        self._controls(bundle)  # a model that cannot take the tags asked says so now
         return bundle
+
+    def _controls(self, bundle: Bundle) -> tuple[str, ...]:
+        return control_pieces(bundle.manifest, self.formality, self.speaker_gender)
 
     def options(self, bundle: Bundle, **rest) -> DecodeOptions:
         return DecodeOptions.for_model(bundle.manifest.context, self.context, self.max_gap,
                                        self.guard, self.scope, self.schedule,
-                                       beam_size=self.beam, **rest)
+                                       beam_size=self.beam, controls=self._controls(bundle),
+                                       **rest)
 
     def translator(self, bundle: Bundle) -> Translator:
         return open_backend(bundle, device=self.device, compute_type=self.compute_type,

@@ -26,6 +26,7 @@ from subctx.batch import (
 )
 from subctx.bundle import default_bundle_path, load_bundle
 from subctx.clihelp import PlainCommand, PlainGroup
+from subctx.controls import FORMALITY, SPEAKER_GENDER, choices
 from subctx.decoding import SCHEDULES, SCOPES
 from subctx.errors import BundleError, SubctxError
 from subctx.files import select_jobs
@@ -37,6 +38,8 @@ Device = Enum("Device", {name: name for name in DEVICES}, type=str)
 ComputeType = Enum("ComputeType", {name: name for name in COMPUTE_TYPES}, type=str)
 Schedule = Enum("Schedule", {name: name for name in SCHEDULES}, type=str)
 Scope = Enum("Scope", {name: name for name in SCOPES}, type=str)
+Formality = Enum("Formality", {v: v for v in choices(FORMALITY)}, type=str)
+SpeakerGender = Enum("SpeakerGender", {v: v for v in choices(SPEAKER_GENDER)}, type=str)
 
 EXAMPLES = """
 [bold]Examples[/bold]
@@ -114,14 +117,22 @@ ScopeOpt = Annotated[Scope | None, typer.Option(
                              "translation without context) or all (default: the model's).")]
 EncodingOpt = Annotated[str | None, typer.Option(
     metavar="NAME", help="Input encoding (default: detected).")]
+FormalityOpt = Annotated[Formality, typer.Option(
+    help="Address the listener as ты (informal) or вы (formal) throughout; auto: the model "
+         "decides, from the line and its context. Needs a model trained with the tags.")]
+GenderOpt = Annotated[SpeakerGender, typer.Option(
+    help="The speaker's gender where Russian shows it (я сделал / сделала); auto: the model "
+         "decides. Needs a model trained with the tags.")]
 
 
 def _choice(model: Path | None, device: Device, compute_type: ComputeType, threads: int,
             context: int | None, max_gap: float | None, beam: int, guard: bool | None,
-            scope: Scope | None, schedule: Schedule | None = None) -> ModelChoice:
+            scope: Scope | None, formality: Formality, speaker_gender: SpeakerGender,
+            schedule: Schedule | None = None) -> ModelChoice:
     return ModelChoice(model, device.value, compute_type.value, threads, context, max_gap,
                        beam, guard, scope.value if scope else None,
-                       schedule.value if schedule else None)
+                       schedule.value if schedule else None, formality.value,
+                       speaker_gender.value)
 
 
 def _bundle(choice: ModelChoice):
@@ -223,11 +234,13 @@ def translate(
              "before it.")] = Schedule.blocks,
     guard: GuardOpt = None,
     context_scope: ScopeOpt = None,
+    formality: FormalityOpt = Formality.auto,
+    speaker_gender: GenderOpt = SpeakerGender.auto,
 ) -> None:
     """Translate subtitles (.srt, .vtt, .ass), each line with the line(s) just before it as
     context."""
     choice = _choice(model, device, compute_type, threads, context, max_gap, beam, guard,
-                     context_scope, schedule)
+                     context_scope, formality, speaker_gender, schedule)
     bundle = _bundle(choice)  # the model's manifest is read before any input
     try:
         selection = select_jobs(paths, output, recursive, overwrite)
@@ -314,6 +327,8 @@ def review(
     threads: ThreadsOpt = 0,
     guard: GuardOpt = None,
     context_scope: ScopeOpt = None,
+    formality: FormalityOpt = Formality.auto,
+    speaker_gender: GenderOpt = SpeakerGender.auto,
     encoding: EncodingOpt = None,
 ) -> None:
     """Review the context-dependent choices (it, they, you, I...) of a translation."""
@@ -331,7 +346,7 @@ def review(
         translation = target
         err.print(f"resuming the review of {target} (pass --translation or -o for another)")
     choice = _choice(model, device, compute_type, threads, context, max_gap, beam, guard,
-                     context_scope)
+                     context_scope, formality, speaker_gender)
     bundle = _bundle(choice)
     try:
         session = open_session(source, translation, bundle, choice, encoding, err)

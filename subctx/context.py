@@ -61,8 +61,11 @@ def document_contexts(units: Sequence[Timed], k: int, max_gap: float | None
 
 
 def build_request(units: Sequence[TimedText], contexts: Sequence[Sequence[int]], unit: int,
-                  translated: Sequence[Translation | None]) -> Request:
-    """The request for one unit: its context units' English and their translations so far."""
+                  translated: Sequence[Translation | None], controls: tuple[str, ...] = ()
+                  ) -> Request:
+    """The request for one unit: its context units' English and their translations so far
+    (and the control tags asked for the whole run)."""
     ctx = contexts[unit]
     target = tuple(translated[c].text if translated[c] else "" for c in ctx)
-    return Request(units[unit].text, tuple(units[c].text for c in ctx), target)
+    return Request(units[unit].text, tuple(units[c].text for c in ctx), target,
+                   controls=controls)

@@ -35,6 +35,9 @@ class Request:
     # so that verbs and adjectives agree with a flipped pronoun); backends that cannot force
     # it say so with `supports_forced_start = False`
     forced_start: str = ""
+    # control tag pieces (subctx.controls: '<frm>', '<fem>'...) put before the sentence's own
+    # pieces, as the model saw them in training; only for a model whose manifest lists them
+    controls: tuple[str, ...] = ()
 
 
 @dataclass

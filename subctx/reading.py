@@ -73,8 +73,9 @@ def decoder_request(result: DocumentResult, unit: int, options: DecodeOptions) -
     text = result.plan.units[unit].text
     if (not result.contexts[unit] or result.translations[unit].fallback is not None
             or not options.scope.needs_context(text)):
-        return Request(text)
-    return build_request(result.plan.units, result.contexts, unit, result.translations)
+        return Request(text, controls=options.controls)
+    return build_request(result.plan.units, result.contexts, unit, result.translations,
+                         options.controls)
 
 
 def _per_token(hypothesis: Hypothesis) -> float:

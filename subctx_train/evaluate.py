@@ -15,7 +15,7 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import sacrebleu
@@ -97,7 +97,8 @@ class RandomContext:
     def _swap(self, request: Request) -> Request:
         n = len(request.source_context)
         pairs = [self.rng.choice(self.pool) for _ in range(n)]
-        return Request(request.text, tuple(s for s, _ in pairs), tuple(t for _, t in pairs))
+        return replace(request, source_context=tuple(s for s, _ in pairs),
+                       target_context=tuple(t for _, t in pairs))
 
     def translate(self, requests, **kwargs):
         return self.engine.translate([self._swap(r) for r in requests], **kwargs)
@@ -111,7 +112,8 @@ class RandomContext:
                 memo[key] = self._swap(r)
             fake = memo[key]
             n = len(r.target_context)
-            swapped.append(Request(r.text, fake.source_context, fake.target_context[:n]))
+            swapped.append(replace(r, source_context=fake.source_context,
+                                   target_context=fake.target_context[:n]))
         return self.engine.score(swapped, candidates, **kwargs)
 
 

@@ -250,3 +250,29 @@ def test_reading_speed_fit_shortens_what_it_can_and_the_summary_lists_the_rest(t
         assert a == b or (n + 1 in before and len(a) < len(b))
         changed += a != b
     assert changed >= shortened  # a shortened cue that now fits is one that changed
+
+
+def test_control_options_need_a_model_trained_with_them(tmp_path, run, tiny_bundle):
+    """The tiny bundle lists no control tags: --formality / --speaker-gender other than auto
+    are refused in one line before any input is read; a bundle that lists them gets them."""
+    import json
+    import shutil
+
+    from subctx.batch import ModelChoice
+
+    src = write_srt(tmp_path / "movie.srt", FILM)
+    for option, value in (("--formality", "formal"), ("--speaker-gender", "feminine")):
+        result = run(src, option, value)
+        assert result.exit_code == 1 and "was not trained with" in result.output
+        assert "Traceback" not in result.output and not (tmp_path / "movie.ru.srt").exists()
+    tagged = tmp_path / "tagged"
+    shutil.copytree(tiny_bundle, tagged)
+    manifest = json.loads((tagged / "subctx.json").read_text())
+    (tagged / "subctx.json").write_text(json.dumps({**manifest, "controls": ["formality"]}))
+    choice = ModelChoice(model=tagged, formality="formal")
+    assert choice.options(choice.bundle()).controls == ("<frm>",)
+    assert run(src, "--formality", "informal", model=False).exit_code == 1  # embedded: none
+    result = CliRunner().invoke(app, ["translate", str(src), "--model", str(tagged),
+                                      "--device", "cpu", "--formality", "informal"])
+    assert result.exit_code == 0, result.output
+

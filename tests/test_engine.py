@@ -163,3 +163,14 @@ def test_context_translations_are_ranked_by_the_current_sentence_alone(engine):
     assert score == pytest.approx(-6.0 / 6)
     # without a prefix CTranslate2's own ranking stands
     assert engine._ranked(ct2, 0, 64) == list(enumerate(ct2.scores))
+
+
+def test_control_tags_come_right_before_the_sentence(engine):
+    """Where training put them: after the context and its <sep>, before the sentence's own
+    pieces; the decoding budget is the sentence's alone."""
+    plain = engine.prepare(Request("Where is the door?", ("Thank you.",), ("Спасибо.",)))
+    tagged = engine.prepare(Request("Where is the door?", ("Thank you.",), ("Спасибо.",),
+                                    controls=("<frm>",)))
+    at = len(plain.tokens) - plain.tokens[::-1].index("<sep>")  # the sentence's first piece
+    assert tagged.tokens == [*plain.tokens[:at], "<frm>", *plain.tokens[at:]]
+    assert tagged.budget == plain.budget and tagged.prefix == plain.prefix

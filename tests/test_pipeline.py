@@ -311,3 +311,13 @@ def test_a_bundle_scope_survives_the_manifest_and_can_be_overridden():
     assert DecodeOptions.for_model(manifest.context).scope is SCOPES["agreement"]
     assert DecodeOptions.for_model(manifest.context, scope="all").scope is SCOPES["all"]
     assert DecodeOptions.for_model(ContextSettings()).scope is SCOPES["all"]  # old bundles
+
+
+def test_control_tags_go_with_every_request_the_decoder_makes():
+    """--formality / --speaker-gender: the tags the options carry reach every request, with
+    context or without, translated or scored (the guard's)."""
+    rec = Recorder()
+    translate_documents([FILM], rec, DecodeOptions(context=1, controls=("<frm>", "<fem>")))
+    requests = [r for batch in rec.batches for r in batch]
+    assert requests and all(r.controls == ("<frm>", "<fem>") for r in requests)
+    assert any(r.target_context for r in requests)  # context requests carry them too

@@ -105,10 +105,11 @@ class Backend(ABC):
         """Lay a request out as the architecture reads it (subctx.layout). Concatenated context
         is dropped, oldest first, until both sides fit the model's positions."""
         limit = self.manifest.max_positions
-        current = self._pieces(self.source_sp, request.text)[: limit - 1]
+        sentence = self._pieces(self.source_sp, request.text)
+        current = [*request.controls, *sentence][: limit - 1]
         forced = (self._pieces(self.target_sp, request.forced_start)
                   if request.forced_start else [])
-        budget = self.budget(len(current))
+        budget = self.budget(len(sentence))
         k = min(len(request.source_context), self.max_context)
         if self.architecture.separate_context:
             sentences = [self._pieces(self.source_sp, s) for s in

@@ -24,6 +24,7 @@ class DecodeOptions:
     schedule: Schedule = BLOCKS  # how units wait for their context's translations
     guard: GuardSettings = field(default_factory=GuardSettings)
     scope: ContextScope = SCOPES["all"]  # what context may change
+    controls: tuple[str, ...] = ()  # control tag pieces for every request (subctx.controls)
 
     @classmethod
     def for_model(cls, settings: ContextSettings, context: int | None = None,

@@ -90,7 +90,12 @@ class Run:
 
     def request(self, unit: Unit) -> Request:
         d, u = unit
-        return build_request(self.plans[d].units, self.contexts[d], u, self.done[d])
+        return build_request(self.plans[d].units, self.contexts[d], u, self.done[d],
+                             self.options.controls)
+
+    def plain_request(self, unit: Unit) -> Request:
+        """The request for a unit read alone (no context)."""
+        return Request(self.source(unit), controls=self.options.controls)
 
     def previous(self, unit: Unit) -> list[str]:
         """The translations a unit reads as its context, as they stand."""
@@ -101,7 +106,7 @@ class Run:
     def translate(self, units: list[Unit], with_context: bool) -> list[Translation]:
         """Translations of `units`, in calls of the schedule's chunk size."""
         opts = self.options
-        requests = [self.request(unit) if with_context else Request(self.source(unit))
+        requests = [self.request(unit) if with_context else self.plain_request(unit)
                     for unit in units]
         step = opts.schedule.chunk(opts.batch_size)
         out: list[Translation] = []
@@ -121,7 +126,7 @@ class Run:
         compares every context translation with them."""
         if not units:
             return
-        requests = [Request(self.source(unit)) for unit in units]
+        requests = [self.plain_request(unit) for unit in units]
         hyps = self.translator.score(requests, [self.plain[unit].text for unit in units])
         self.plain_scores = dict(zip(units, hyps, strict=True))
 
@@ -155,7 +160,7 @@ class Run:
                                                  previous[i])]
         scores: dict[int, tuple[Hypothesis, Hypothesis]] = {}
         if kept and self.plain_scores and guard.enabled:
-            hyps = self.translator.score([Request(self.source(units[i])) for i in kept],
+            hyps = self.translator.score([self.plain_request(units[i]) for i in kept],
                                          [outputs[i].text for i in kept])
             scores = {i: (hyp, self.plain_scores[units[i]])
                       for i, hyp in zip(kept, hyps, strict=True)}

@@ -98,7 +98,7 @@ class ReviewSession:
     # -- analysis ----------------------------------------------------------------------------
     def request(self, unit: int) -> Request:
         done = [Translation(t, 0.0) for t in self.texts]
-        return build_request(self.plan.units, self.contexts, unit, done)
+        return build_request(self.plan.units, self.contexts, unit, done, self.options.controls)
 
     def analyze(self, unit: int, refresh: bool = False) -> UnitReview:
         """Alternatives (n-best + forced pronoun variants) with probabilities, and a flag."""
