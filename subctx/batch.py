@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from subctx.backends import backend_for, open_backend
@@ -20,6 +20,7 @@ from subctx.decoding import DecodeOptions, DocumentResult, translate_documents
 from subctx.errors import BundleError, SubctxError
 from subctx.files import Job
 from subctx.formats import SubtitleFile, read_subtitles
+from subctx.names import DEFAULT_NAMES, Glossary, NameRule, settle_names
 from subctx.reading import DEFAULT_FIT, ReadingFit, fit_reading_speed
 from subctx.textio import atomic_write_text
 from subctx.units import DocumentPlan, plan_document
@@ -83,6 +84,7 @@ class Loaded:
     sub: SubtitleFile
     plan: DocumentPlan
     warnings: list[str] = field(default_factory=list)
+    glossary: Glossary = field(default_factory=Glossary)  # the one beside the film
 
 
 @dataclass
@@ -98,19 +100,24 @@ class Written:
     fallbacks: int  # cues whose context translation the guard found broken and replaced
     warnings: list[str]  # what the translation left to look at (an empty translation...)
     shortened: list[int] = field(default_factory=list)  # cues given a shorter translation
+    names: dict[str, str] = field(default_factory=dict)  # each name's one rendering
+    renamed: list[int] = field(default_factory=list)  # cues whose names were rewritten
+    glossary_missing: list[tuple[int, str]] = field(default_factory=list)  # (cue, entry)
 
 
 def load(jobs: list[Job], encoding: str | None = None) -> tuple[list[Loaded], list[Failure]]:
-    """Read and plan each input; a file that cannot be read is a failure, not an exception."""
+    """Read and plan each input, with the glossary.tsv beside it; a file (or its glossary)
+    that cannot be read is a failure, not an exception."""
     loaded, failed = [], []
     for job in jobs:
         try:
             sub = read_subtitles(job.source, encoding)
+            glossary = Glossary.beside(job.source)
         except SubctxError as problem:
             failed.append((job.source, str(problem)))
             continue
         plan = plan_document(sub)
-        loaded.append(Loaded(job, sub, plan, [*sub.warnings, *plan.warnings]))
+        loaded.append(Loaded(job, sub, plan, [*sub.warnings, *plan.warnings], glossary))
     return loaded, failed
 
 
@@ -118,11 +125,13 @@ def translate_files(loaded: list[Loaded], translator: Translator, options: Decod
                     layout: Layout = DEFAULT_LAYOUT,
                     on_units_done: Callable[[int], None] | None = None,
                     on_written: Callable[[Written | None], None] | None = None,
-                    fit: ReadingFit = DEFAULT_FIT,
+                    fit: ReadingFit = DEFAULT_FIT, names: NameRule = DEFAULT_NAMES,
                     ) -> tuple[list[Written], list[Failure]]:
     """Translate the files together (their cues share batches) and write each translation
     atomically as soon as its file is complete, its cues over the layout's limits given
-    shorter translations first where `fit` says (subctx.reading). `on_units_done(n)` counts
+    shorter translations first where `fit` says (subctx.reading), then its names and glossary
+    entries settled as `names` says (subctx.names; the glossary beside a film adds to
+    `names.glossary`, which wins where both have an entry). `on_units_done(n)` counts
     translated units; `on_written(w)` follows every file (None when it could not be written)."""
     written: list[Written] = []
     failed: list[Failure] = []
@@ -132,6 +141,9 @@ def translate_files(loaded: list[Loaded], translator: Translator, options: Decod
         item = loaded[doc]
         timings = [(c.start, c.end) for c in item.sub.cues]
         fitted = fit_reading_speed(result, timings, translator, options, layout, fit)
+        rule = replace(names, glossary=item.glossary.merged(names.glossary))
+        named = settle_names(result, translator, options, rule)
+        cue_of = [unit.cue for unit in result.plan.units]
         try:
             lines = result.cue_lines(layout.width, layout.max_lines)
             atomic_write_text(item.job.output, item.sub.render(lines))
@@ -145,7 +157,9 @@ def translate_files(loaded: list[Loaded], translator: Translator, options: Decod
         written.append(Written(item.job.source, item.job.output, len(item.sub.cues),
                                time.perf_counter() - start, checks.over_lines,
                                checks.too_fast, result.broken_fallbacks(), result.warnings,
-                               fitted.shortened))
+                               fitted.shortened, named.renderings,
+                               sorted({cue_of[u] for u in named.changed}),
+                               [(cue_of[u], entry) for u, entry in named.missing]))
         if on_written:
             on_written(written[-1])
 

@@ -30,6 +30,7 @@ from subctx.controls import FORMALITY, SPEAKER_GENDER, choices
 from subctx.decoding import SCHEDULES, SCOPES
 from subctx.errors import BundleError, SubctxError
 from subctx.files import select_jobs
+from subctx.names import GLOSSARY_BESIDE, Glossary, NameRule
 from subctx.reading import DEFAULT_FIT, NO_FIT
 from subctx.wrap import DEFAULT_MAX_CPS, DEFAULT_MAX_LINES, DEFAULT_WIDTH
 
@@ -166,11 +167,13 @@ def _summary(rows: list[Written], failed: list[Failure], skipped: list[Failure],
                      footer=str(sum(len(r.too_fast) for r in rows)))
     table.add_column("shortened", justify="right",
                      footer=str(sum(len(r.shortened) for r in rows)))
+    table.add_column("renamed", justify="right", footer=str(sum(len(r.renamed) for r in rows)))
     table.add_column("fallbacks", justify="right", footer=str(sum(r.fallbacks for r in rows)))
     table.add_column("done (s)", justify="right", footer=f"{elapsed:.1f}")
     for r in rows:
         table.add_row(str(r.output), str(r.cues), str(len(r.over_lines)), str(len(r.too_fast)),
-                      str(len(r.shortened)), str(r.fallbacks), f"{r.seconds:.1f}")
+                      str(len(r.shortened)), str(len(r.renamed)), str(r.fallbacks),
+                      f"{r.seconds:.1f}")
     if rows:
         out.print(table)
     for r in rows:
@@ -180,6 +183,11 @@ def _summary(rows: list[Written], failed: list[Failure], skipped: list[Failure],
         if r.too_fast:
             out.print(f"[dim]{escape(str(r.output))}: cues over {layout.max_cps:g} characters "
                       f"per second: {_cue_list(r.too_fast)}[/dim]", highlight=False)
+        if r.glossary_missing:
+            entries = ", ".join(dict.fromkeys(entry for _, entry in r.glossary_missing))
+            cues = sorted({cue for cue, _ in r.glossary_missing})
+            out.print(f"[dim]{escape(str(r.output))}: cues without their glossary rendering "
+                      f"({escape(entries)}): {_cue_list(cues)}[/dim]", highlight=False)
     for path, reason in skipped:
         out.print(f"[dim]skipped[/dim] {escape(f'{path}: {reason}')}", highlight=False,
                   soft_wrap=True)
@@ -225,6 +233,15 @@ def translate(
         help="Give a cue over --max-cps or --max-lines the likeliest of the model's shorter "
              "alternatives that brings it within them (only such cues are decoded again); "
              "what stays over is listed in the summary.")] = True,
+    glossary: Annotated[Path | None, typer.Option(
+        metavar="FILE",
+        help="Renderings to force: tab-separated lines 'English<TAB>Russian' (a name in the "
+             f"nominative: it is declined as the model declines it). A {GLOSSARY_BESIDE} "
+             "beside a film adds to it; this file wins where both have an entry.")] = None,
+    names: Annotated[bool, typer.Option(
+        "--names/--no-names", metavar="",
+        help="Write each name of a file one way (the model's most frequent rendering, else a "
+             "transliteration; never left in Latin letters).")] = True,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", metavar="",
         help="Check inputs and show what would be written; translate nothing.")] = False,
@@ -243,6 +260,7 @@ def translate(
                      context_scope, formality, speaker_gender, schedule)
     bundle = _bundle(choice)  # the model's manifest is read before any input
     try:
+        forced = Glossary.read(glossary) if glossary is not None else Glossary()
         selection = select_jobs(paths, output, recursive, overwrite)
     except SubctxError as problem:
         raise fail(str(problem)) from None
@@ -291,7 +309,8 @@ def translate(
             rows, unwritten = translate_files(
                 loaded, translator, options, layout,
                 on_units_done=lambda n: progress.advance(cues_bar, n), on_written=file_written,
-                fit=DEFAULT_FIT if fit_reading_speed else NO_FIT)
+                fit=DEFAULT_FIT if fit_reading_speed else NO_FIT,
+                names=NameRule(unify=names, glossary=forced))
         except KeyboardInterrupt:
             progress.stop()
             err.print(f"[bold red]interrupted:[/bold red] {written} file(s) written; "
