@@ -15,7 +15,7 @@ from pathlib import Path
 from subctx.backends import backend_for, open_backend
 from subctx.bundle import Bundle, default_bundle_path, load_bundle
 from subctx.contract import Translator
-from subctx.controls import AUTO, control_pieces
+from subctx.controls import AUTO, control_pieces, register_carry
 from subctx.decoding import DecodeOptions, DocumentResult, translate_documents
 from subctx.errors import BundleError, SubctxError
 from subctx.files import Job
@@ -66,6 +66,7 @@ class ModelChoice:
         return DecodeOptions.for_model(bundle.manifest.context, self.context, self.max_gap,
                                        self.guard, self.scope, self.schedule,
                                        beam_size=self.beam, controls=self._controls(bundle),
+                                       carry=register_carry(bundle.manifest, self.formality),
                                        **rest)
 
     def translator(self, bundle: Bundle) -> Translator:

@@ -10,9 +10,12 @@ timing is unknown breaks the chain, unless `max_gap` is None (untimed corpora: d
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from subctx.contract import Request, Translation
+
+if TYPE_CHECKING:
+    from subctx.controls import RegisterCarry
 
 DEFAULT_K = 1
 DEFAULT_MAX_GAP = 7.0
@@ -61,11 +64,13 @@ def document_contexts(units: Sequence[Timed], k: int, max_gap: float | None
 
 
 def build_request(units: Sequence[TimedText], contexts: Sequence[Sequence[int]], unit: int,
-                  translated: Sequence[Translation | None], controls: tuple[str, ...] = ()
-                  ) -> Request:
+                  translated: Sequence[Translation | None], controls: tuple[str, ...] = (),
+                  carry: RegisterCarry | None = None) -> Request:
     """The request for one unit: its context units' English and their translations so far
-    (and the control tags asked for the whole run)."""
+    (and the control tags asked for the whole run, after the scene's register tag where
+    `carry` says: subctx.controls.RegisterCarry)."""
     ctx = contexts[unit]
     target = tuple(translated[c].text if translated[c] else "" for c in ctx)
+    carried = carry.piece(contexts, unit, translated) if carry is not None else None
     return Request(units[unit].text, tuple(units[c].text for c in ctx), target,
-                   controls=controls)
+                   controls=(carried, *controls) if carried else controls)

@@ -19,10 +19,12 @@ one line why this model cannot take them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
+from subctx import lexicon
 from subctx.bundle import Manifest
-from subctx.contract import SpecialTokens
+from subctx.contract import SpecialTokens, Translation
 from subctx.errors import BundleError
 
 FORMALITY, SPEAKER_GENDER = "formality", "speaker_gender"
@@ -88,3 +90,41 @@ def control_pieces(manifest: Manifest, formality: str = AUTO, speaker_gender: st
         raise BundleError(f"this model was not trained with {kinds} tags; use {options} "
                           f"(or a model whose subctx.json lists them under \"controls\")")
     return tuple(tags(wanted.values(), manifest.special_tokens))
+
+
+@dataclass(frozen=True)
+class RegisterCarry:
+    """`--formality auto` with a model that knows formality tags: a scene keeps the register
+    it has used. A line whose context chain (the context rule's previous lines, walking back at
+    most `reach` lines) has a translation with ты forms and no вы forms, or the reverse, gets
+    that register's tag, from the nearest such translation; the first line of a scene, and a
+    line after translations with neither, is free (no tag)."""
+
+    informal: str  # the pieces of the two registers
+    formal: str
+    reach: int = 8
+
+    def piece(self, contexts: Sequence[Sequence[int]], unit: int,
+              translated: Sequence[Translation | None]) -> str | None:
+        """The tag for `unit`, from the translations so far (None: free)."""
+        current = unit
+        for _ in range(self.reach):
+            if not contexts[current]:
+                return None
+            current = max(contexts[current])
+            done = translated[current]
+            if done is None:
+                return None
+            register = lexicon.register(done.text)
+            if register is not None:
+                return self.informal if register == lexicon.INFORMAL else self.formal
+        return None
+
+
+def register_carry(manifest: Manifest, formality: str = AUTO) -> RegisterCarry | None:
+    """What `--formality auto` does with this model: carry the scene's register where it was
+    trained with formality tags, else nothing (None)."""
+    if formality != AUTO or FORMALITY not in manifest.controls:
+        return None
+    return RegisterCarry(tag_piece(INFORMAL, manifest.special_tokens),
+                         tag_piece(FORMAL, manifest.special_tokens))

@@ -75,7 +75,7 @@ def decoder_request(result: DocumentResult, unit: int, options: DecodeOptions) -
             or not options.scope.needs_context(text)):
         return Request(text, controls=options.controls)
     return build_request(result.plan.units, result.contexts, unit, result.translations,
-                         options.controls)
+                         options.controls, options.carry)
 
 
 def _per_token(hypothesis: Hypothesis) -> float:

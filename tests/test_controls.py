@@ -6,7 +6,7 @@ import json
 import pytest
 
 from subctx.bundle import Manifest, default_bundle_path, load_bundle, write_manifest
-from subctx.contract import SpecialTokens
+from subctx.contract import Hypothesis, SpecialTokens, Translation
 from subctx.controls import (
     AUTO,
     CONTROLS,
@@ -16,13 +16,17 @@ from subctx.controls import (
     INFORMAL,
     MASCULINE,
     SPEAKER_GENDER,
+    RegisterCarry,
     choices,
     control_pieces,
     known_controls,
+    register_carry,
     tag_piece,
     tags,
 )
+from subctx.decoding import DecodeOptions, translate_documents
 from subctx.errors import BundleError
+from subctx.units import DocumentPlan, Unit
 
 BOTH = Manifest(architecture="concat", controls=[FORMALITY, SPEAKER_GENDER])
 
@@ -100,3 +104,54 @@ def test_controls_round_trip_through_the_manifest(tmp_path):
     data["controls"] = "formality"
     with pytest.raises(BundleError, match="controls is a list of names"):
         Manifest.from_dict(data)
+
+
+# -- --formality auto: a scene keeps its register ---------------------------------------------
+def test_register_carry_only_for_a_model_with_formality_tags_and_auto():
+    carry = register_carry(BOTH)
+    assert carry == RegisterCarry("<inf>", "<frm>")
+    assert register_carry(BOTH, FORMAL) is None  # asked for: the fixed tag does it
+    assert register_carry(Manifest(architecture="concat")) is None
+
+
+def test_the_nearest_translation_with_a_register_in_the_chain_gives_the_tag():
+    carry = RegisterCarry("<inf>", "<frm>", reach=3)
+    contexts = [[], [0], [1], [2], [], [4], [5], [6], [7]]
+    done = [Translation(t, 0.0) for t in ("Ты где?", "Дома.", "А вы?", "Тоже.", "Привет.",
+                                     "Ты пришёл.", "Да.", "Ага.", "Ну.")]
+    assert [carry.piece(contexts, u, done) for u in range(len(done))] == [
+        None,  # the first line of a scene is free
+        "<inf>", "<inf>",  # «Дома.» says nothing: «Ты где?» before it does
+        "<frm>",  # the nearest one wins
+        None,  # a new scene
+        None, "<inf>", "<inf>", "<inf>"]  # three lines back at most
+    carry_far = RegisterCarry("<inf>", "<frm>", reach=2)
+    assert carry_far.piece(contexts, 8, done) is None
+    done[6] = None  # not translated yet: nothing to carry
+    assert carry.piece(contexts, 7, done) is None
+
+
+def test_translating_a_scene_carries_its_register_before_other_tags():
+    class Recorder:
+        max_context, uses_target_context, supports_forced_start = 1, True, False
+
+        def __init__(self):
+            self.requests = []
+
+        def translate(self, requests, **kwargs):
+            self.requests += requests
+            return [Translation({"Where are you?": "Ты где?", "At home.": "Дома."}
+                                .get(r.text, "Хорошо."), 0.0) for r in requests]
+
+        def score(self, requests, candidates):
+            return [Hypothesis(c, -1.0, 2) for c in candidates]
+
+    plan = DocumentPlan([], [Unit("Where are you?", 0.0, 1.0, 0), Unit("At home.", 1.5, 2.0, 1),
+                             Unit("And you?", 2.5, 3.0, 2), Unit("Fine.", 20.0, 21.0, 3)], [])
+    model = Recorder()
+    options = DecodeOptions(context=1, controls=("<fem>",), carry=RegisterCarry("<inf>", "<frm>"))
+    translate_documents([plan], model, options)
+    asked = {r.text: r.controls for r in model.requests if r.source_context}
+    assert asked == {"At home.": ("<inf>", "<fem>"), "And you?": ("<inf>", "<fem>")}
+    first = [r.controls for r in model.requests if r.text in ("Where are you?", "Fine.")]
+    assert first and all(c == ("<fem>",) for c in first)  # scene starts are free

@@ -170,3 +170,32 @@ def test_a_politeness_choice_carries_through_the_scene():
     s.revert(changes)
     assert s.texts[1] == "Ты хочешь кофе?"
     assert politeness("Да, пожалуйста.") is None and politeness("Вы можете?") == "вы"
+
+
+def test_with_a_tagged_model_carrying_a_choice_translates_again_with_the_register_tag():
+    from subctx.controls import RegisterCarry
+    from subctx.formats.srt import parse_srt_text
+    from subctx.units import plan_document
+    from tests.review_fixtures import FakeTranslator
+
+    class Tagged(FakeTranslator):
+        """Writes «Вы хотели кофе?» (verb and all agreeing) when asked for <frm>."""
+
+        asked: list = []
+
+        def translate(self, requests, **kwargs):
+            self.asked += [r.controls for r in requests]
+            return [Translation("Вы хотели бы кофе?", -0.5) if "<frm>" in r.controls
+                    else t for r, t in zip(requests, super().translate(requests, **kwargs),
+                                           strict=True)]
+
+    film = "".join(f"{i}\n00:00:0{i},000 --> 00:00:0{i},900\n{t}\n\n" for i, t in enumerate(
+        ["Can you help me?", "Do you want coffee?"], 1))
+    sub = parse_srt_text(film)
+    model = Tagged()
+    options = DecodeOptions(context=1, controls=("<fem>",), carry=RegisterCarry("<inf>", "<frm>"))
+    s = ReviewSession(sub, plan_document(sub), model, options,
+                      ["Вы можете мне помочь?", "Ты хотел бы кофе?"])
+    [change] = s.carry_choice(0)
+    assert change.unit == 1 and s.texts[1] == "Вы хотели бы кофе?"
+    assert model.asked[0] == ("<frm>", "<fem>")  # the register tag, then the others

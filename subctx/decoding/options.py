@@ -11,6 +11,7 @@ from subctx.guard import GuardSettings
 
 if TYPE_CHECKING:
     from subctx.bundle import ContextSettings
+    from subctx.controls import RegisterCarry
 
 
 @dataclass
@@ -25,6 +26,7 @@ class DecodeOptions:
     guard: GuardSettings = field(default_factory=GuardSettings)
     scope: ContextScope = SCOPES["all"]  # what context may change
     controls: tuple[str, ...] = ()  # control tag pieces for every request (subctx.controls)
+    carry: RegisterCarry | None = None  # --formality auto: each line its scene's register tag
 
     @classmethod
     def for_model(cls, settings: ContextSettings, context: int | None = None,

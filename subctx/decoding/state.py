@@ -91,7 +91,7 @@ class Run:
     def request(self, unit: Unit) -> Request:
         d, u = unit
         return build_request(self.plans[d].units, self.contexts[d], u, self.done[d],
-                             self.options.controls)
+                             self.options.controls, self.options.carry)
 
     def plain_request(self, unit: Unit) -> Request:
         """The request for a unit read alone (no context)."""

@@ -10,6 +10,7 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from subctx import lexicon
 from subctx.context import build_request, document_contexts
 from subctx.contract import Request, Translation, Translator
 from subctx.decoding import DecodeOptions
@@ -98,7 +99,8 @@ class ReviewSession:
     # -- analysis ----------------------------------------------------------------------------
     def request(self, unit: int) -> Request:
         done = [Translation(t, 0.0) for t in self.texts]
-        return build_request(self.plan.units, self.contexts, unit, done, self.options.controls)
+        return build_request(self.plan.units, self.contexts, unit, done, self.options.controls,
+                             self.options.carry)
 
     def analyze(self, unit: int, refresh: bool = False) -> UnitReview:
         """Alternatives (n-best + forced pronoun variants) with probabilities, and a flag."""
@@ -228,10 +230,25 @@ class ReviewSession:
         self.dirty = True
         return follow_ups
 
+    def _tagged(self, unit: int, chosen: str) -> str | None:
+        """The line translated again with the register tag of `chosen` (ты or вы), so that
+        verbs and adjectives agree; None where the model has no formality tags."""
+        carry = self.options.carry
+        if carry is None:
+            return None
+        piece = carry.informal if chosen == lexicon.INFORMAL else carry.formal
+        request = self.request(unit)
+        others = tuple(c for c in request.controls if c not in (carry.informal, carry.formal))
+        [out] = self.translator.translate([replace(request, controls=(piece, *others))],
+                                          beam_size=self.options.beam_size)
+        return out.text
+
     def carry_choice(self, unit: int) -> list[Change]:
         """Apply this line's ты/вы to the later lines of its scene (same conversation, so
-        the same addressee) that chose the other way: each becomes its model-written variant.
-        A person's lines are kept (listed in `kept`). The caller may keep or revert."""
+        the same addressee) that chose the other way: each is translated again with that
+        register's tag where the model knows formality tags, else becomes its model-written
+        variant with the word flipped. A person's lines are kept (listed in `kept`). The caller
+        may keep or revert."""
         self.kept = []
         chosen = politeness(self.texts[unit])
         if chosen is None:
@@ -245,11 +262,13 @@ class ReviewSession:
             if later in self.accepted:
                 self.kept.append(later)
                 continue
-            flipped = [v for v in forced_variants(self.plan.units[later].text, current)
-                       if politeness(v) == chosen]
-            if not flipped:
-                continue
-            [text] = self._decoded_variants(self.request(later), current, flipped[:1])
+            text = self._tagged(later, chosen)
+            if text is None:  # a model without formality tags: its variant with the word flipped
+                flipped = [v for v in forced_variants(self.plan.units[later].text, current)
+                           if politeness(v) == chosen]
+                if not flipped:
+                    continue
+                [text] = self._decoded_variants(self.request(later), current, flipped[:1])
             if politeness(text) == chosen:
                 changes.append(Change(later, current, text))
                 self.texts[later] = text
