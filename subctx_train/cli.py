@@ -690,6 +690,43 @@ def dev_report(
     _json_out(json_file, report)
 
 
+@app.command("controls-report", cls=PlainCommand)
+def controls_report_command(
+    model: Annotated[Path, typer.Argument(metavar="BUNDLE", help="A bundle trained with "
+                                                                 "control tags.")],
+    dev_root: Annotated[Path, typer.Option(metavar="DIR", help="shared/data/en-ru/dev")],
+    limit: Annotated[int | None, typer.Option(
+        metavar="N", help="friends_dev sentences (whole documents; default all).")] = None,
+    ctxpro_limit: Annotated[int, typer.Option(metavar="N", help="ctxpro items per evalset.")] = 300,
+    beam: BeamOpt = 4,
+    threads: ThreadsOpt = 0,
+    device: DeviceOpt = Device.cpu,
+    json_file: Annotated[Path | None, typer.Option("--json", metavar="FILE")] = None,
+) -> None:
+    """What a model's control tags do on dev: each tag forced on friends_dev (the share of lines
+    whose forms follow it, chrF), and ctxpro formality untagged, with --formality auto and with
+    the oracle tag."""
+    from subctx.bundle import load_bundle
+    from subctx.decoding import DecodeOptions
+    from subctx.errors import SubctxError
+    from subctx_train.controls_report import controls_report
+    from subctx_train.report import show_table
+
+    try:
+        bundle = load_bundle(model)
+        engine = _engine(model, device, threads)
+        options = DecodeOptions.for_model(bundle.manifest.context, beam_size=beam)
+        report = controls_report(engine, bundle.manifest, dev_root, options, limit,
+                                 ctxpro_limit or None)
+    except SubctxError as problem:
+        typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(1) from None
+    show_table("control tags forced (friends_dev)", report["forced"])
+    if "ctxpro" in report:
+        show_table("ctxpro formality", report["ctxpro"])
+    _json_out(json_file, report)
+
+
 @app.command("dev-table", cls=PlainCommand)
 def dev_table(
     reports: Annotated[list[Path], typer.Argument(

@@ -1,0 +1,123 @@
+"""What a model's control tags do on dev (issue 28's targets), as the app asks for them:
+
+- **forced**: friends_dev translated with each tag the bundle knows forced on every line
+  (`--formality informal`...), against the untagged run: of the lines whose translation has
+  forms of that kind (subctx_train.labels), the share whose forms follow the tag, and chrF;
+- **ctxpro formality**: the formality items (Wicks & Post 2023) translated untagged, with
+  `--formality auto` (the scene's register carried, subctx.controls.RegisterCarry), and with the
+  oracle tag (the register of the expected Russian form): the share whose expected form appears.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import sacrebleu
+
+from subctx.bundle import Manifest
+from subctx.contract import Translator
+from subctx.controls import (
+    CONTROLS,
+    FORMAL,
+    FORMALITY,
+    INFORMAL,
+    OPTIONS,
+    SPEAKER_GENDER,
+    control_pieces,
+    register_carry,
+)
+from subctx.decoding import DecodeOptions
+from subctx.errors import BundleError
+from subctx_train.data import Document, read_documents
+from subctx_train.evaluate import CtxproItem, ctxpro_accuracy, read_ctxpro, translate_corpus
+from subctx_train.labels import register_label, speaker_label
+
+LABELLERS = {FORMALITY: register_label, SPEAKER_GENDER: speaker_label}
+"""The label of a translation for each kind of control: the value its forms say, or None."""
+
+
+def _chrf(docs: list[Document], outputs: list[list[str]]) -> float:
+    hyps = [h for doc, out in zip(docs, outputs, strict=True)
+            for seg, h in zip(doc.segments, out, strict=True) if seg.tgt is not None]
+    refs = [seg.tgt for doc in docs for seg in doc.segments if seg.tgt is not None]
+    return round(sacrebleu.corpus_chrf(hyps, [refs]).score, 2)
+
+
+def forced_rows(engine: Translator, manifest: Manifest, docs: list[Document],
+                options: DecodeOptions) -> list[dict]:
+    """One row untagged, then one per value of each kind the bundle knows, forced."""
+    flat = [seg.src for doc in docs for seg in doc.segments]
+    base = translate_corpus(engine, docs, options)
+    rows = [{"asked": "nothing (auto)", "chrF": _chrf(docs, base), "ΔchrF": 0.0}]
+    for kind in manifest.controls:
+        label = LABELLERS[kind]
+        for value in CONTROLS[kind]:
+            asked = replace(options, carry=None,
+                            controls=control_pieces(manifest, **{kind: value}))
+            outputs = translate_corpus(engine, docs, asked)
+            texts = [t for out in outputs for t in out]
+            labels = [label(t, s) if kind == FORMALITY else label(t)
+                      for t, s in zip(texts, flat, strict=True)]
+            had = [x for x in labels if x is not None]
+            chrf = _chrf(docs, outputs)
+            rows.append({"asked": f"{OPTIONS[kind]} {value}", "lines with forms": len(had),
+                         "follow the tag %": round(100 * had.count(value) / len(had), 1)
+                         if had else "", "chrF": chrf,
+                         "ΔchrF": round(chrf - rows[0]["chrF"], 2)})
+    return rows
+
+
+def formality_items(ctxpro: dict[str, list[CtxproItem]]) -> list[CtxproItem]:
+    return [item for name, items in ctxpro.items() if "formality" in name for item in items]
+
+
+def ctxpro_rows(engine: Translator, manifest: Manifest, items: list[CtxproItem],
+                options: DecodeOptions) -> list[dict]:
+    """ctxpro formality accuracy untagged, with --formality auto and with the oracle tag."""
+    def accuracy(chosen: list[CtxproItem], asked: DecodeOptions) -> tuple[int, int]:
+        if not chosen:
+            return 0, 0
+        result = ctxpro_accuracy(engine, chosen, asked)["all"]
+        return round(result["accuracy"] * result["items"]), result["items"]
+
+    plain = replace(options, carry=None, controls=())
+    rows = []
+    for name, asked in [("untagged", plain),
+                        ("--formality auto", replace(plain, carry=register_carry(manifest)))]:
+        right, n = accuracy(items, asked)
+        rows.append({"ctxpro formality": name, "items": n,
+                     "accuracy": round(right / n, 4) if n else ""})
+    right = n = 0
+    by_value = {value: [i for i in items if register_label(i.expected) == value]
+                for value in (INFORMAL, FORMAL)}
+    for value, chosen in by_value.items():
+        r, m = accuracy(chosen, replace(plain, controls=control_pieces(manifest,
+                                                                       formality=value)))
+        right, n = right + r, n + m
+    rows.append({"ctxpro formality": "oracle tag (the expected form's register)", "items": n,
+                 "accuracy": round(right / n, 4) if n else ""})
+    return rows
+
+
+def controls_report(engine: Translator, manifest: Manifest, dev_root: Path,
+                    options: DecodeOptions, limit: int | None = None,
+                    ctxpro_limit: int | None = None) -> dict:
+    """Both tables for a bundle trained with control tags; BundleError in one line for one
+    without them."""
+    if not manifest.controls:
+        raise BundleError("this model was not trained with control tags (its subctx.json "
+                          "lists no \"controls\"): nothing to measure")
+    docs = read_documents([dev_root / "friends_dev.jsonl"])
+    if limit:
+        docs, kept = [], docs
+        for doc in kept:
+            if sum(len(d.segments) for d in docs) >= limit:
+                break
+            docs.append(doc)
+    report = {"forced": forced_rows(engine, manifest, docs, options)}
+    if FORMALITY in manifest.controls and (dev_root / "ctxpro").is_dir():
+        items = formality_items(read_ctxpro(dev_root / "ctxpro", ctxpro_limit))
+        report["ctxpro"] = ctxpro_rows(engine, manifest, items, options)
+    return report
+

@@ -1,0 +1,68 @@
+"""subctx-train controls-report on the tiny real model, given a manifest that lists the tags
+(its tokenizer has the pieces), with a dev folder the test writes."""
+
+import json
+import shutil
+from dataclasses import replace
+
+import pytest
+from typer.testing import CliRunner
+
+from subctx.backends import open_backend
+from subctx.bundle import load_bundle, write_manifest
+from subctx.controls import FORMALITY, SPEAKER_GENDER
+from subctx.decoding import DecodeOptions
+from subctx.errors import BundleError
+from subctx_train.cli import app
+from subctx_train.controls_report import controls_report
+
+
+@pytest.fixture
+def tagged(tiny_bundle, tmp_path):
+    bundle = shutil.copytree(tiny_bundle, tmp_path / "tagged")
+    manifest = load_bundle(bundle).manifest
+    write_manifest(bundle, replace(manifest, controls=[FORMALITY, SPEAKER_GENDER]))
+    return bundle
+
+
+@pytest.fixture
+def dev(tmp_path):
+    root = tmp_path / "dev"
+    (root / "ctxpro" / "evalsets").mkdir(parents=True)
+    (root / "ctxpro" / "inputs").mkdir()
+    docs = [{"doc": "friends/x", "segments": [
+        {"src": "Where is the door?", "tgt": "Где дверь?"},
+        {"src": "Thank you very much.", "tgt": "Большое спасибо."}]}]
+    (root / "friends_dev.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    items = [{"rule": "formality", "expected": "ты"}, {"rule": "formality", "expected": "вас"},
+             {"rule": "formality", "expected": "ваш"}]
+    (root / "ctxpro" / "evalsets" / "formality.dev.json").write_text(json.dumps(items))
+    (root / "ctxpro" / "inputs" / "formality.dev").write_text(
+        "Hello there. <eos> How are you?\nWhere is the door? <eos> Thank you.\n"
+        "She said it was fine.\n")
+    return root
+
+
+def test_the_report_measures_every_tag_and_the_three_ctxpro_conditions(tagged, dev):
+    bundle = load_bundle(tagged)
+    engine = open_backend(bundle, device="cpu", threads=1)
+    options = DecodeOptions.for_model(bundle.manifest.context, beam_size=2)
+    report = controls_report(engine, bundle.manifest, dev, options)
+    assert [r["asked"] for r in report["forced"]] == [
+        "nothing (auto)", "--formality informal", "--formality formal",
+        "--speaker-gender masculine", "--speaker-gender feminine"]
+    for row in report["forced"][1:]:
+        assert row["lines with forms"] >= 0 and abs(row["ΔchrF"]) < 100
+    conditions = [r["ctxpro formality"] for r in report["ctxpro"]]
+    assert conditions[:2] == ["untagged", "--formality auto"] and "oracle" in conditions[2]
+    assert [r["items"] for r in report["ctxpro"]] == [3, 3, 3]  # ты, вас, ваш all have one
+
+
+def test_a_model_without_tags_is_refused_in_one_line(tiny_bundle, dev):
+    bundle = load_bundle(tiny_bundle)
+    with pytest.raises(BundleError, match="not trained with control tags"):
+        controls_report(None, bundle.manifest, dev, DecodeOptions())
+    result = CliRunner().invoke(app, ["controls-report", str(tiny_bundle), "--dev-root",
+                                      str(dev), "--threads", "1"])
+    assert result.exit_code == 1 and "not trained with control tags" in result.output
+    assert "Traceback" not in result.output
