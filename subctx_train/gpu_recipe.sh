@@ -5,6 +5,9 @@
 #             [--devroot shared/data/en-ru/dev] (for `report`)
 #             -> .device/recipe.tar.xz: the documents as columns (pack-docs), xz -9; it and the
 #             working tree must fit the 64 MiB a device call carries
+#           bash subctx_train/gpu_recipe.sh pack-bt NAME B...
+#             -> .device/bt-NAME.tar.xz ($DEVICE_DIR): synthetic documents that do not fit beside the main
+#             pack, carried by a later call of the same session (`add-bt` there)
 #           bash subctx_train/gpu_recipe.sh pack-mono MONO... [--known T...] [--skip-done B...]
 #             -> .device/mono.tar.xz ($MONO_PACK): Russian documents to back-translate, less
 #             the segments whose Russian has an English side in T and the documents in B
@@ -13,6 +16,11 @@
 #             unpacks the carried data, trains in the background (setsid) with a wall-clock
 #             budget; checkpoints and dev NLL land in $RECIPE_DIR/run (default /tmp/recipe);
 #             --weights: a weights file (subctx_train/configs/weights/) as --weight options
+#           bash subctx_train/gpu_recipe.sh prepare
+#             only unpacks the carried data (a first call whose carry is the main pack)
+#           bash subctx_train/gpu_recipe.sh add-bt PACK
+#             adds a pack-bt pack's documents to the unpacked back-translations (a later call,
+#             on the same warm machine, carrying PACK; then `start`)
 #           bash subctx_train/gpu_recipe.sh wait [--seconds S]
 #             prints the log tail every minute for up to S seconds (default 540); exit 0 once
 #             training has finished, 3 while it is still running
@@ -71,6 +79,7 @@ cd "$(dirname "$0")/.."
 RECIPE_DIR=${RECIPE_DIR:-/tmp/recipe}
 PACK=${PACK:-.device/recipe.tar.xz}
 MONO_PACK=${MONO_PACK:-.device/mono.tar.xz}
+DEVICE_DIR=${DEVICE_DIR:-.device}  # where pack-bt writes
 XZ=${XZ:--9}  # xz's preset for packs
 PY=${PYTHON:-python3}
 EMBEDDED=${EMBEDDED:-assets/models/en-ru}  # the shipped model (rows fine-tunes it)
@@ -124,6 +133,38 @@ write_pack() {
 
 mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
 
+pack_bt() {
+    # pack-bt NAME B...: synthetic documents as their own pack, for a second carry
+    local name=${1:-}; shift || true
+    [ -n "$name" ] && [ $# -gt 0 ] || die "pack-bt: give a NAME and the documents"
+    local stage; stage=$(mktemp -d)
+    "$PY" -m subctx_train.cli pack-docs "$@" --out "$stage/bt-$name/bt.pack" > /dev/null
+    write_pack "$stage" "bt-$name" "$DEVICE_DIR/bt-$name.tar.xz"
+    rm -rf "$stage"
+}
+
+add_bt() {
+    # add-bt PACK: its documents join the unpacked back-translations, once per machine
+    local archive=${1:-}
+    [ -f "$archive" ] || die "add-bt: $archive not found (run pack-bt here and carry it)"
+    [ -f "$RECIPE_DIR/data/.unpacked" ] || die "add-bt: nothing unpacked yet (prepare first)"
+    local name; name=$(basename "$archive" .tar.xz)
+    local mark="$RECIPE_DIR/data/.added-$name"
+    if [ -f "$mark" ]; then echo "$name: added already"; return 0; fi
+    local stage; stage=$(mktemp -d)
+    xz -dc "$archive" | tar -C "$stage" -xf -
+    unpack_docs "$stage/$name"
+    local f n=0
+    for f in "$stage/$name"/bt/*.jsonl; do
+        [ -e "$f" ] || continue
+        mv "$f" "$RECIPE_DIR/data/bt/$name-$(basename "$f")"
+        n=$((n + 1))
+    done
+    rm -rf "$stage"
+    touch "$mark"
+    echo "$name: $n file(s) added to $RECIPE_DIR/data/bt"
+}
+
 pack_mono() {
     # pack-mono MONO... [--known T...] [--skip-done B...]: Russian documents to back-translate
     local stage; stage=$(mktemp -d)
@@ -156,7 +197,9 @@ unpack_docs() {
 }
 
 unpack() {
-    # once per machine: runs started side by side share the unpacked data
+    # once per machine: runs started side by side share the unpacked data; a later call of
+    # the session (the machine still warm) finds it unpacked and need not carry the pack
+    [ -f "$RECIPE_DIR/data/.unpacked" ] && return 0
     [ -f "$PACK" ] || die "start: $PACK not found (run pack here and carry .device)"
     mkdir -p "$RECIPE_DIR"
     if [ ! -f "$RECIPE_DIR/data/.unpacked" ]; then
@@ -513,6 +556,9 @@ shift || true
 case $command in
     pack) pack "$@" ;;
     pack-mono) pack_mono "$@" ;;
+    pack-bt) pack_bt "$@" ;;
+    prepare) unpack ;;
+    add-bt) add_bt "$@" ;;
     rt) rt "$@" ;;
     bt) bt "$@" ;;
     bt-collect) bt_collect "$@" ;;

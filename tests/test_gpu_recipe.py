@@ -275,3 +275,30 @@ def test_stage1_ruen_model_then_back_translation_on_cpu(tmp_path):
             assert s["src"]
     again = recipe("bt-unpack", str(out), str(local)).stdout  # nothing twice
     assert f"0 documents added, {added} were there" in again
+
+
+def test_back_translations_in_a_second_pack_join_the_first_on_a_warm_machine(tmp_path):
+    """Stage 2's carry: the main pack in one call (`prepare`), the synthetic documents in the
+    next (`add-bt`, once), then `start` trains on both without the main pack carried again."""
+    recipe = _runner(tmp_path, timeout=300, DEVICE_DIR=str(tmp_path / "dotdevice"))
+    train = _docs(tmp_path / "train.jsonl", 3)
+    dev = _docs(tmp_path / "dev.jsonl", 1)
+    synthetic = tmp_path / "synthetic"
+    synthetic.mkdir()
+    _docs(synthetic / "novels.jsonl", 2)
+    recipe("pack", "--train", str(train), "--dev", str(dev))
+    assert "packed" in recipe("pack-bt", "beam", str(synthetic)).stdout
+    archive = tmp_path / "dotdevice" / "bt-beam.tar.xz"
+    assert archive.is_file()
+    assert recipe("add-bt", str(archive), check=False).returncode == 2  # nothing unpacked yet
+    recipe("prepare")
+    (tmp_path / "recipe.tar.xz").unlink()  # a later call does not carry the main pack
+    assert "1 file(s) added" in recipe("add-bt", str(archive)).stdout
+    assert "added already" in recipe("add-bt", str(archive)).stdout
+    added = tmp_path / "device" / "data" / "bt" / "bt-beam-novels.jsonl"
+    assert len(added.read_text(encoding="utf-8").splitlines()) == 2
+    started = recipe("start", "--cpu", "--", "--max-steps", "2", "--architecture", "concat")
+    assert "background" in started.stdout
+    assert recipe("wait", "--seconds", "240", check=False).returncode == 0
+    command = (tmp_path / "device" / "run.sh").read_text()
+    assert str(tmp_path / "device" / "data" / "bt") in command
