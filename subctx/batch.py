@@ -15,7 +15,7 @@ from pathlib import Path
 from subctx.backends import backend_for, open_backend
 from subctx.bundle import Bundle, default_bundle_path, load_bundle
 from subctx.contract import Translator
-from subctx.controls import AUTO, control_pieces, register_carry
+from subctx.controls import AUTO, control_pieces, gender_tags, register_carry
 from subctx.decoding import DecodeOptions, DocumentResult, translate_documents
 from subctx.errors import BundleError, SubctxError
 from subctx.files import Job
@@ -67,7 +67,7 @@ class ModelChoice:
                                        self.guard, self.scope, self.schedule,
                                        beam_size=self.beam, controls=self._controls(bundle),
                                        carry=register_carry(bundle.manifest, self.formality),
-                                       **rest)
+                                       genders=gender_tags(bundle.manifest), **rest)
 
     def translator(self, bundle: Bundle) -> Translator:
         return open_backend(bundle, device=self.device, compute_type=self.compute_type,

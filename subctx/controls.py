@@ -128,3 +128,26 @@ def register_carry(manifest: Manifest, formality: str = AUTO) -> RegisterCarry |
         return None
     return RegisterCarry(tag_piece(INFORMAL, manifest.special_tokens),
                          tag_piece(FORMAL, manifest.special_tokens))
+
+
+@dataclass(frozen=True)
+class GenderTags:
+    """The speaker-gender pieces of a model trained with them (the review's `g` asks with
+    them)."""
+
+    masculine: str
+    feminine: str
+
+    def piece(self, value: str) -> str:
+        return self.masculine if value == MASCULINE else self.feminine
+
+    def without(self, controls: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(c for c in controls if c not in (self.masculine, self.feminine))
+
+
+def gender_tags(manifest: Manifest) -> GenderTags | None:
+    """The model's speaker-gender pieces, or None where it was not trained with them."""
+    if SPEAKER_GENDER not in manifest.controls:
+        return None
+    return GenderTags(tag_piece(MASCULINE, manifest.special_tokens),
+                      tag_piece(FEMININE, manifest.special_tokens))

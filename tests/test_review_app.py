@@ -191,3 +191,38 @@ async def test_the_table_rows_follow_the_session(app):
         assert table.get_cell("2", "ru") == app.session.texts[2] != "Ты её видишь?"
         await pilot.press("u")
         assert table.get_cell("2", "ru") == "Ты её видишь?"
+
+
+async def test_g_translates_the_line_again_as_said_by_a_woman_then_a_man(tmp_path):
+    from subctx.contract import Translation
+    from subctx.controls import GenderTags
+    from subctx.decoding import DecodeOptions
+    from subctx.formats.srt import parse_srt_text
+    from subctx.review.session import ReviewSession
+    from subctx.units import plan_document
+    from tests.review_fixtures import FakeTranslator
+
+    class Gendered(FakeTranslator):
+        def translate(self, requests, **kwargs):
+            plain = super().translate(requests, **kwargs)
+            return [Translation("Я устала.", -0.5) if "<fem>" in r.controls else
+                    Translation("Я устал.", -0.5) if "<masc>" in r.controls else t
+                    for r, t in zip(requests, plain, strict=True)]
+
+    sub = parse_srt_text("1\n00:00:01,000 --> 00:00:02,000\nI was tired.\n\n")
+    options = DecodeOptions(context=1, genders=GenderTags("<masc>", "<fem>"))
+    session = ReviewSession(sub, plan_document(sub), Gendered(), options, ["Я устал."])
+    app = ReviewApp(session, tmp_path / "film.ru.srt")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("g")
+        await pilot.pause()
+        assert session.texts[0] == "Я устала." and session.speakers[0] == "feminine"
+        await pilot.press("g")
+        await pilot.pause()
+        assert session.texts[0] == "Я устал."
+        await pilot.press("u")
+        assert session.texts[0] == "Я устала."
+    # a model without speaker-gender tags says so and changes nothing
+    plain = ReviewSession(sub, plan_document(sub), FakeTranslator(), DecodeOptions(context=1),
+                          ["Я устал."])
+    assert plain.set_speaker(0, "feminine") is None and plain.texts == ["Я устал."]

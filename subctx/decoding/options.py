@@ -11,7 +11,7 @@ from subctx.guard import GuardSettings
 
 if TYPE_CHECKING:
     from subctx.bundle import ContextSettings
-    from subctx.controls import RegisterCarry
+    from subctx.controls import GenderTags, RegisterCarry
 
 
 @dataclass
@@ -27,6 +27,7 @@ class DecodeOptions:
     scope: ContextScope = SCOPES["all"]  # what context may change
     controls: tuple[str, ...] = ()  # control tag pieces for every request (subctx.controls)
     carry: RegisterCarry | None = None  # --formality auto: each line its scene's register tag
+    genders: GenderTags | None = None  # the model's speaker-gender pieces (the review asks)
 
     @classmethod
     def for_model(cls, settings: ContextSettings, context: int | None = None,

@@ -15,6 +15,7 @@ from textual.reactive import var
 from textual.widgets import DataTable, Footer, Header, Input
 from textual.widgets.input import Selection
 
+from subctx.controls import FEMININE, MASCULINE
 from subctx.review import render
 from subctx.review.screens import ChangesScreen, HelpScreen, QuitScreen
 from subctx.review.session import Change, ReviewSession
@@ -29,6 +30,7 @@ class ReviewApp(App[None]):
         Binding("n", "next_flag", "next ⚑"), Binding("p", "previous_flag", "prev ⚑"),
         Binding("e", "edit", "edit"), Binding("a", "accept", "accept"),
         Binding("u", "undo", "undo"), Binding("c", "carry", "carry ты/вы"),
+        Binding("g", "speaker", "speaker ♂/♀"),
         Binding("s", "save", "save"),
         Binding("q", "quit_review", "quit"), Binding("question_mark", "help", "help"),
         *[Binding(str(i), f"pick({i})", show=False) for i in range(1, 10)],
@@ -133,6 +135,24 @@ class ReviewApp(App[None]):
                         + (f" ({len(kept)} of yours kept)" if kept else ""), timeout=3)
             return
         self._review_changes(changes, kept)
+
+    def action_speaker(self) -> None:
+        """Translate the line again as said by a woman, or (pressed again) by a man."""
+        unit = self.current
+        value = MASCULINE if self.session.speakers.get(unit) == FEMININE else FEMININE
+        before = self.session.texts[unit]
+        follow_ups = self.session.set_speaker(unit, value)
+        if follow_ups is None:
+            self.notify("this model was not trained with speaker-gender tags", timeout=3)
+            return
+        self.table.refresh_unit(unit)
+        self.notify(f"said by a {'woman' if value == FEMININE else 'man'}"
+                    + ("" if self.session.texts[unit] != before else ": no change"), timeout=2)
+        kept = [(u, self.session.texts[u]) for u in self.session.kept]
+        if follow_ups:
+            self._review_changes(follow_ups, kept)
+        else:
+            self._changed([])
 
     def _review_changes(self, changes: list[Change], kept: list[tuple[int, str]]) -> None:
         """Show the changed later lines; keep them or revert them."""

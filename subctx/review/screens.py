@@ -18,6 +18,7 @@ HELP = """[b]subctx review[/b] — keys
   1 … 9     use alternative N           e       edit the translation (Enter saves)
   a         accept as it is             u       undo the last change
   c         carry this line's ты/вы to the rest of the scene (preview, keep or revert)
+  g         the speaker is a woman (again: a man): the line translated again with that tag
   s         save .srt + review log      q       quit (asks if there are unsaved changes)
   ?         this help
 

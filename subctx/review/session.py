@@ -94,6 +94,7 @@ class ReviewSession:
         self.log: list[LogEntry] = []
         self.accepted: set[int] = set()  # lines a person edited, picked or accepted
         self.kept: list[int] = []  # person's lines the last change left alone
+        self.speakers: dict[int, str] = {}  # the speaker gender a person gave a line
         self.dirty = False
 
     # -- analysis ----------------------------------------------------------------------------
@@ -242,6 +243,21 @@ class ReviewSession:
         [out] = self.translator.translate([replace(request, controls=(piece, *others))],
                                           beam_size=self.options.beam_size)
         return out.text
+
+    def set_speaker(self, unit: int, value: str) -> list[Change] | None:
+        """The line translated again with the speaker-gender tag of `value` (MASCULINE or
+        FEMININE), so that its past tense and adjectives agree (я сделала, я уверена); the
+        later lines of its scene follow as after an edit. None where the model has no such
+        tags."""
+        genders = self.options.genders
+        if genders is None:
+            return None
+        request = self.request(unit)
+        controls = (*genders.without(request.controls), genders.piece(value))
+        [out] = self.translator.translate([replace(request, controls=controls)],
+                                          beam_size=self.options.beam_size)
+        self.speakers[unit] = value
+        return self.set_text(unit, out.text, f"speaker {value}")
 
     def carry_choice(self, unit: int) -> list[Change]:
         """Apply this line's ты/вы to the later lines of its scene (same conversation, so
