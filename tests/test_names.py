@@ -229,3 +229,22 @@ def test_a_glossary_name_the_model_cannot_write_gets_a_stand_in_it_declines():
     # in the sentence already, so Anna stands in for it
     assert result.texts() == ["Спроси Войта.", "Позвони Нине и Войту."]
     assert report.missing == []
+
+
+def test_the_review_settles_names_with_the_glossary_beside_the_film(tmp_path, tiny_bundle):
+    from rich.console import Console
+
+    from subctx.batch import ModelChoice
+    from subctx.bundle import load_bundle
+    from subctx.review.loader import open_session
+
+    film = write_srt(tmp_path / "film.srt", srt((0.0, 1.5, "Hello there, Joey."),
+                                                 (2.0, 3.5, "Thank you, Joey.")))
+    (tmp_path / "glossary.tsv").write_text("no tab\n", encoding="utf-8")
+    choice = ModelChoice(model=tiny_bundle, device="cpu")
+    with pytest.raises(GlossaryError, match="glossary.tsv:1"):
+        open_session(film, None, load_bundle(tiny_bundle), choice, None, Console(quiet=True))
+    (tmp_path / "glossary.tsv").write_text("Joey\tДжоуи\n", encoding="utf-8")
+    session = open_session(film, None, load_bundle(tiny_bundle), choice, None,
+                           Console(quiet=True))
+    assert len(session.texts) == 2 and all(session.texts)

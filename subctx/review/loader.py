@@ -13,6 +13,7 @@ from subctx.decoding import translate_documents
 from subctx.errors import InputError
 from subctx.formats import read_subtitles
 from subctx.markup import split_tags
+from subctx.names import Glossary, NameRule, settle_names
 from subctx.review.choices import ambiguous_words
 from subctx.review.session import ReviewSession
 from subctx.units import plan_document
@@ -43,8 +44,10 @@ def texts_from_translation(plan, translation_path: Path, encoding: str | None) -
 def open_session(source: Path, translation: Path | None, bundle: Bundle, choice: ModelChoice,
                  encoding: str | None, console: Console) -> ReviewSession:
     """Read the film, translate what the given translation lacks (with the same service and
-    options as `subctx translate`), and find the choices to review."""
+    options as `subctx translate`, names and the glossary.tsv beside the film included), and
+    find the choices to review."""
     sub = read_subtitles(source, encoding)
+    glossary = Glossary.beside(source)  # names and glossary as `subctx translate` settles them
     plan = plan_document(sub)
     engine = choice.translator(bundle)
     options = choice.options(bundle)
@@ -59,6 +62,7 @@ def open_session(source: Path, translation: Path | None, bundle: Bundle, choice:
             task = progress.add_task("translating", total=len(plan.units))
             [result] = translate_documents(
                 [plan], engine, options, on_units_done=lambda d, u: progress.advance(task, len(u)))
+            settle_names(result, engine, options, NameRule(glossary=glossary))
             for u in missing:
                 texts[u] = result.texts()[u]
         session = ReviewSession(sub, plan, engine, options, texts)
