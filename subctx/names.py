@@ -63,9 +63,6 @@ class Glossary:
 
     entries: dict[str, str] = field(default_factory=dict)
 
-    def __bool__(self) -> bool:
-        return bool(self.entries)
-
     def merged(self, other: Glossary) -> Glossary:
         """This glossary with `other`'s entries added; `other` wins where both have one."""
         return Glossary({**self.entries, **other.entries})
@@ -127,11 +124,15 @@ def find_names(sources: Sequence[str]) -> dict[str, list[int]]:
     return {word: units for word, units in where.items() if word in inside}
 
 
-def _has_term(text: str, term: str) -> bool:
-    """Whether English text has a glossary term (as words; a capitalised term as written,
-    another in any case)."""
+def _term(term: str) -> re.Pattern[str]:
+    """A glossary term in English text: as words; a capitalised term as written, another in
+    any case."""
     flags = 0 if term[:1].isupper() else re.IGNORECASE
-    return re.search(rf"(?<![\w]){re.escape(term)}(?![\w])", text, flags) is not None
+    return re.compile(rf"(?<![\w]){re.escape(term)}(?![\w])", flags)
+
+
+def _has_term(text: str, term: str) -> bool:
+    return _term(term).search(text) is not None
 
 
 # -- Russian renderings -----------------------------------------------------------------------
@@ -284,6 +285,7 @@ class NameRule:
 
 DEFAULT_NAMES = NameRule()
 
+
 @dataclass
 class NamesReport:
     """What `settle_names` did to one document."""
@@ -309,9 +311,10 @@ def forced_names(glossary: Glossary) -> dict[str, str]:
     return out
 
 
-def _names(sources: Sequence[str], forced: dict[str, str]) -> dict[str, list[int]]:
-    """Names to settle: the document's, and the glossary's."""
-    names = find_names(sources)
+def _names(sources: Sequence[str], forced: dict[str, str], unify: bool
+           ) -> dict[str, list[int]]:
+    """Names to settle: the document's (where `unify`), and the glossary's."""
+    names = find_names(sources) if unify else {}
     for english in forced:
         names[english] = [u for u, s in enumerate(sources) if _has_term(s, english)]
     return names
@@ -338,28 +341,25 @@ def settle_names(result: DocumentResult, translator: Translator | None, options:
     report = NamesReport()
     glossary = rule.glossary
     forced = forced_names(glossary)
-    names = _names(sources, forced) if rule.unify else \
-        {name: [u for u, s in enumerate(sources) if _has_term(s, name)] for name in forced}
+    names = _names(sources, forced, rule.unify)
     for name, units in names.items():
-        found = {u: find_renderings(name, texts[u], _targets(name, forced)) for u in units}
+        targets = _targets(name, forced)
+        found = {u: find_renderings(name, texts[u], targets) for u in units}
         rendering = _choose(name, (f for fs in found.values() for f in fs), forced)
         if not any(found.values()) or (len(units) < 2 and name not in forced and not any(
                 f.latin for fs in found.values() for f in fs)):
             continue  # a name said once is the model's business, unless it is left in Latin
         report.renderings[name] = rendering
         for u, fs in found.items():
-            new = _replace(texts[u], fs, rendering)
-            if new != texts[u]:
-                texts[u] = new
-    wanted = _wanted(sources, glossary)
-    absent = [(u, entry) for u, entries in wanted.items() for entry in entries
-              if not has_rendering(texts[u], glossary.entries[entry])]
+            texts[u] = _replace(texts[u], fs, rendering)
+    wanted = glossary_wanted(sources, glossary)
+    absent = sorted(u for u, entries in wanted.items() if _lacking(texts[u], entries, glossary))
     if absent and translator is not None:
-        texts, report.redecoded = _redecode(result, translator, options, glossary, forced,
-                                            texts, sorted({u for u, _ in absent}), wanted,
-                                            rule.hypotheses)
-    report.missing = [(u, entry) for u, entries in wanted.items() for entry in entries
-                      if not has_rendering(texts[u], glossary.entries[entry])]
+        texts = _redecode(result, translator, options, glossary, forced, texts, absent, wanted,
+                          rule.hypotheses)
+        report.redecoded = len(absent)
+    report.missing = [(u, entry) for u, entries in wanted.items()
+                      for entry in _lacking(texts[u], entries, glossary)]
     for u, text in enumerate(texts):
         old = result.translations[u]
         if text != old.text:
@@ -369,8 +369,8 @@ def settle_names(result: DocumentResult, translator: Translator | None, options:
     return report
 
 
-def _wanted(sources: Sequence[str], glossary: Glossary) -> dict[int, list[str]]:
-    """The glossary entries each unit's English has."""
+def glossary_wanted(sources: Sequence[str], glossary: Glossary) -> dict[int, list[str]]:
+    """The glossary entries each unit's English has (units with none left out)."""
     wanted: dict[int, list[str]] = {}
     for english in glossary.entries:
         for u, source in enumerate(sources):
@@ -382,7 +382,7 @@ def _wanted(sources: Sequence[str], glossary: Glossary) -> dict[int, list[str]]:
 def _redecode(result: DocumentResult, translator: Translator, options: DecodeOptions,
               glossary: Glossary, forced: dict[str, str], texts: list[str],
               units: list[int], wanted: dict[int, list[str]], hypotheses: int
-              ) -> tuple[list[str], int]:
+              ) -> list[str]:
     """Units missing a glossary entry decoded again: the likeliest hypothesis with every entry
     the unit wants (names written as the glossary says) replaces the translation; where none
     has them and only names are missing, the unit is translated with stand-in names
@@ -395,20 +395,23 @@ def _redecode(result: DocumentResult, translator: Translator, options: DecodeOpt
     for u, out in zip(units, decoded, strict=True):
         for alt in sorted(out.alternatives, key=lambda h: -h.log_prob / max(1, h.tokens)):
             text = _forced_in(alt.text.strip(), wanted[u], forced)
-            if text and all(has_rendering(text, glossary.entries[e]) for e in wanted[u]) \
-                    and _acceptable(result, u, texts[u], text):
+            if _better(result, u, texts[u], text, wanted[u], glossary):
                 texts[u] = text
                 break
     still = [(u, r) for u, r in zip(units, requests, strict=True)
-             if not all(has_rendering(texts[u], glossary.entries[e]) for e in wanted[u])
+             if _lacking(texts[u], wanted[u], glossary)
              and all(_names_only(e, forced) for e in wanted[u])]
     if still:
         for (u, _), text in zip(still, _with_stand_ins(translator, options, still, wanted,
                                                        forced), strict=True):
-            if text and all(has_rendering(text, glossary.entries[e]) for e in wanted[u]) \
-                    and _acceptable(result, u, texts[u], text):
+            if _better(result, u, texts[u], text, wanted[u], glossary):
                 texts[u] = text
-    return texts, len(units)
+    return texts
+
+
+def _lacking(text: str, entries: Sequence[str], glossary: Glossary) -> list[str]:
+    """The entries whose rendering a translation does not have."""
+    return [e for e in entries if not has_rendering(text, glossary.entries[e])]
 
 
 def _forced_in(text: str, entries: Sequence[str], forced: dict[str, str]) -> str:
@@ -422,10 +425,12 @@ def _names_only(entry: str, forced: dict[str, str]) -> bool:
     return all(word in forced for word in entry.split())
 
 
-def _acceptable(result: DocumentResult, unit: int, old: str, new: str) -> bool:
-    """Whether a new translation may replace a unit's: it keeps the choices later lines may have
-    followed (subctx.reading.keeps_choices) and does not loop."""
-    return keeps_choices(old, new) and not loops(result.plan.units[unit].text, new)
+def _better(result: DocumentResult, unit: int, old: str, new: str, entries: Sequence[str],
+            glossary: Glossary) -> bool:
+    """Whether a new translation may replace a unit's: it has every entry the unit wants, keeps
+    the choices later lines may have followed (subctx.reading.keeps_choices), does not loop."""
+    return bool(new) and not _lacking(new, entries, glossary) \
+        and keeps_choices(old, new) and not loops(result.plan.units[unit].text, new)
 
 
 STAND_INS = {"hard": [("Bob", "Боб"), ("Tom", "Том"), ("Jack", "Джек")],
@@ -450,7 +455,7 @@ def _with_stand_ins(translator: Translator, options: DecodeOptions,
             if stand_in is None:
                 break
             used.add(stand_in[0])
-            text = re.sub(rf"(?<![\w]){re.escape(name)}(?![\w])", stand_in[0], text)
+            text = _term(name).sub(stand_in[0], text)
             swap[stand_in] = forced[name]
         asked.append(replace(request, text=text))
         swaps.append(swap)
