@@ -1,7 +1,7 @@
 """Names and glossary (subctx/names.py) on dev documents, translated as the app translates them:
 how many recurring names have more than one rendering in a document, how many are left in Latin
 letters, chrF / BLEU, and the share of a glossary's entries that appear in the translations of
-the lines whose English has them.
+the lines whose English has them (the lines the app forces them in, names.glossary_wanted).
 
 Three settings, side by side on the same translations: the model's (no names step), names
 written one way (`--names`, the default), and names with a glossary. The glossary is one a
@@ -31,6 +31,7 @@ from subctx.names import (
     NameRule,
     find_names,
     find_renderings,
+    glossary_wanted,
     has_rendering,
     settle_names,
 )
@@ -70,11 +71,11 @@ def measure(setting: str, docs: list[Document], results: list[DocumentResult],
             names += 1
             spread += len({f.nominative for f in found}) > 1
             latin += any(f.latin for f in found)
+        for u, entries in glossary_wanted([s.src or "" for s in doc.segments],
+                                          glossary).items():
+            wanted += len(entries)
+            hits += sum(has_rendering(texts[u], glossary.entries[e]) for e in entries)
         for u, seg in enumerate(doc.segments):
-            for english, russian in glossary.entries.items():
-                if english in find_names([seg.src or ""]) or english in (seg.src or "").split():
-                    wanted += 1
-                    hits += has_rendering(texts[u], russian)
             if seg.tgt is not None:
                 hyps.append(texts[u])
                 refs.append(seg.tgt)
