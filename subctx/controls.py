@@ -117,8 +117,16 @@ class RegisterCarry:
                 return None
             register = lexicon.register(done.text)
             if register is not None:
-                return self.informal if register == lexicon.INFORMAL else self.formal
+                return self.tag(register)
         return None
+
+    def tag(self, register: str) -> str:
+        """The piece of a register as subctx.lexicon names it (ты or вы)."""
+        return self.informal if register == lexicon.INFORMAL else self.formal
+
+    def without(self, controls: tuple[str, ...]) -> tuple[str, ...]:
+        """Control pieces less this kind's."""
+        return tuple(c for c in controls if c not in (self.informal, self.formal))
 
 
 def register_carry(manifest: Manifest, formality: str = AUTO) -> RegisterCarry | None:

@@ -145,14 +145,9 @@ class ReviewApp(App[None]):
         if follow_ups is None:
             self.notify("this model was not trained with speaker-gender tags", timeout=3)
             return
-        self.table.refresh_unit(unit)
         self.notify(f"said by a {'woman' if value == FEMININE else 'man'}"
                     + ("" if self.session.texts[unit] != before else ": no change"), timeout=2)
-        kept = [(u, self.session.texts[u]) for u in self.session.kept]
-        if follow_ups:
-            self._review_changes(follow_ups, kept)
-        else:
-            self._changed([])
+        self._after_change(unit, follow_ups)
 
     def _review_changes(self, changes: list[Change], kept: list[tuple[int, str]]) -> None:
         """Show the changed later lines; keep them or revert them."""
@@ -167,7 +162,10 @@ class ReviewApp(App[None]):
         self.push_screen(ChangesScreen(changes, self.table.cue_of, kept), decide)
 
     def _apply(self, unit: int, text: str, action: str) -> None:
-        follow_ups = self.session.set_text(unit, text, action)
+        self._after_change(unit, self.session.set_text(unit, text, action))
+
+    def _after_change(self, unit: int, follow_ups: list[Change]) -> None:
+        """A line changed: show it, then the later lines that followed, to keep or revert."""
         self.table.refresh_unit(unit)
         kept = [(u, self.session.texts[u]) for u in self.session.kept]
         if not follow_ups and kept:

@@ -10,7 +10,6 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from subctx import lexicon
 from subctx.context import build_request, document_contexts
 from subctx.contract import Request, Translation, Translator
 from subctx.decoding import DecodeOptions
@@ -237,11 +236,12 @@ class ReviewSession:
         carry = self.options.carry
         if carry is None:
             return None
-        piece = carry.informal if chosen == lexicon.INFORMAL else carry.formal
         request = self.request(unit)
-        others = tuple(c for c in request.controls if c not in (carry.informal, carry.formal))
-        [out] = self.translator.translate([replace(request, controls=(piece, *others))],
-                                          beam_size=self.options.beam_size)
+        return self._translated(replace(request, controls=(carry.tag(chosen),
+                                                           *carry.without(request.controls))))
+
+    def _translated(self, request: Request) -> str:
+        [out] = self.translator.translate([request], beam_size=self.options.beam_size)
         return out.text
 
     def set_speaker(self, unit: int, value: str) -> list[Change] | None:
@@ -253,11 +253,10 @@ class ReviewSession:
         if genders is None:
             return None
         request = self.request(unit)
-        controls = (*genders.without(request.controls), genders.piece(value))
-        [out] = self.translator.translate([replace(request, controls=controls)],
-                                          beam_size=self.options.beam_size)
+        text = self._translated(replace(request, controls=(*genders.without(request.controls),
+                                                           genders.piece(value))))
         self.speakers[unit] = value
-        return self.set_text(unit, out.text, f"speaker {value}")
+        return self.set_text(unit, text, f"speaker {value}")
 
     def carry_choice(self, unit: int) -> list[Change]:
         """Apply this line's ты/вы to the later lines of its scene (same conversation, so
