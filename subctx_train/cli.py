@@ -696,7 +696,8 @@ def controls_report_command(
                                                                  "control tags.")],
     dev_root: Annotated[Path, typer.Option(metavar="DIR", help="shared/data/en-ru/dev")],
     limit: Annotated[int | None, typer.Option(
-        metavar="N", help="friends_dev sentences (whole documents; default all).")] = None,
+        metavar="N", help="friends_dev sentences (whole documents, evenly spread; default all)."
+    )] = None,
     ctxpro_limit: Annotated[int, typer.Option(metavar="N", help="ctxpro items per evalset.")] = 300,
     beam: BeamOpt = 4,
     threads: ThreadsOpt = 0,

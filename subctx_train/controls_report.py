@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -30,11 +31,20 @@ from subctx.controls import (
 from subctx.decoding import DecodeOptions
 from subctx.errors import BundleError
 from subctx_train.data import Document, read_documents
-from subctx_train.evaluate import CtxproItem, ctxpro_accuracy, read_ctxpro, translate_corpus
+from subctx_train.evaluate import (
+    CtxproItem,
+    ctxpro_accuracy,
+    read_ctxpro,
+    spread_documents,
+    translate_corpus,
+)
 from subctx_train.labels import register_label, speaker_label
 
-LABELLERS = {FORMALITY: register_label, SPEAKER_GENDER: speaker_label}
-"""The label of a translation for each kind of control: the value its forms say, or None."""
+LABELLERS: dict[str, Callable[[str, str], str | None]] = {
+    FORMALITY: register_label,
+    SPEAKER_GENDER: lambda russian, english: speaker_label(russian)}
+"""The label of a translation (given its English) for each kind of control: the value its forms
+say, or None."""
 
 
 def _chrf(docs: list[Document], outputs: list[list[str]]) -> float:
@@ -57,8 +67,7 @@ def forced_rows(engine: Translator, manifest: Manifest, docs: list[Document],
                             controls=control_pieces(manifest, **{kind: value}))
             outputs = translate_corpus(engine, docs, asked)
             texts = [t for out in outputs for t in out]
-            labels = [label(t, s) if kind == FORMALITY else label(t)
-                      for t, s in zip(texts, flat, strict=True)]
+            labels = [label(t, s) for t, s in zip(texts, flat, strict=True)]
             had = [x for x in labels if x is not None]
             chrf = _chrf(docs, outputs)
             rows.append({"asked": f"{OPTIONS[kind]} {value}", "lines with forms": len(had),
@@ -108,13 +117,7 @@ def controls_report(engine: Translator, manifest: Manifest, dev_root: Path,
     if not manifest.controls:
         raise BundleError("this model was not trained with control tags (its subctx.json "
                           "lists no \"controls\"): nothing to measure")
-    docs = read_documents([dev_root / "friends_dev.jsonl"])
-    if limit:
-        docs, kept = [], docs
-        for doc in kept:
-            if sum(len(d.segments) for d in docs) >= limit:
-                break
-            docs.append(doc)
+    docs = spread_documents(read_documents([dev_root / "friends_dev.jsonl"]), limit)
     report = {"forced": forced_rows(engine, manifest, docs, options)}
     if FORMALITY in manifest.controls and (dev_root / "ctxpro").is_dir():
         items = formality_items(read_ctxpro(dev_root / "ctxpro", ctxpro_limit))
