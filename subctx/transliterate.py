@@ -52,24 +52,22 @@ def _magic_e(word: str, i: int) -> bool:
     return (i + 2 == len(word) - 1 and word[-1] == "e" and word[i + 1] not in _VOWELS)
 
 
-def _vowel(word: str, i: int) -> tuple[str, int]:
-    """The rendering of a single vowel letter at i, and how many letters it took."""
+def _vowel(word: str, i: int) -> str:
+    """The rendering of the single vowel letter at i."""
     c, initial = word[i], i == 0
     if c == "e":
         if i == len(word) - 1 and any(v in _VOWELS for v in word[:-1]):
-            return "", 1  # silent final e
-        return ("э" if initial else "е"), 1
+            return ""  # silent final e
+        return "э" if initial else "е"
     if c == "y":
-        if initial:
-            return "й", 1
-        return "и", 1
+        return "й" if initial else "и"
     if _magic_e(word, i):
-        return {"a": "ей", "i": "ай", "o": "оу", "u": "ью"}[c], 1
+        return {"a": "ей", "i": "ай", "o": "оу", "u": "ью"}[c]
     if c == "a":
         closed = i + 1 < len(word) and word[i + 1] not in _VOWELS and word[i + 1] != "r" \
             and (i + 2 >= len(word) or word[i + 2] not in _VOWELS)
-        return ("э" if closed else "а"), 1
-    return {"i": "и", "o": "о", "u": "у"}[c], 1
+        return "э" if closed else "а"
+    return {"i": "и", "o": "о", "u": "у"}[c]
 
 
 def _rule(word: str) -> str:
@@ -103,9 +101,8 @@ def _rule(word: str) -> str:
                 out.append("дж" if soft else "г")
                 i += 1
             elif c in _VOWELS:
-                text, taken = _vowel(word, i)
-                out.append(text)
-                i += taken
+                out.append(_vowel(word, i))
+                i += 1
             else:
                 i += 1  # a letter no rule knows (an apostrophe...) is left out
     text = "".join(out)

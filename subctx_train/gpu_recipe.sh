@@ -202,13 +202,11 @@ unpack() {
     [ -f "$RECIPE_DIR/data/.unpacked" ] && return 0
     [ -f "$PACK" ] || die "start: $PACK not found (run pack here and carry .device)"
     mkdir -p "$RECIPE_DIR"
-    if [ ! -f "$RECIPE_DIR/data/.unpacked" ]; then
-        rm -rf "$RECIPE_DIR/data"
-        xz -dc "$PACK" | tar -C "$RECIPE_DIR" -xf -
-        unpack_docs "$RECIPE_DIR/data"
-        mkdir -p "$RECIPE_DIR/data/train" "$RECIPE_DIR/data/bt" "$RECIPE_DIR/data/dev"
-        touch "$RECIPE_DIR/data/.unpacked"
-    fi
+    rm -rf "$RECIPE_DIR/data"
+    xz -dc "$PACK" | tar -C "$RECIPE_DIR" -xf -
+    unpack_docs "$RECIPE_DIR/data"
+    mkdir -p "$RECIPE_DIR/data/train" "$RECIPE_DIR/data/bt" "$RECIPE_DIR/data/dev"
+    touch "$RECIPE_DIR/data/.unpacked"
 }
 
 start() {
