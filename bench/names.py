@@ -24,7 +24,6 @@ import sacrebleu
 
 from subctx.backends import open_backend
 from subctx.bundle import load_bundle
-from subctx.contract import Translation
 from subctx.decoding import DecodeOptions, DocumentResult, translate_documents
 from subctx.names import (
     Glossary,
@@ -90,9 +89,7 @@ def measure(setting: str, docs: list[Document], results: list[DocumentResult],
 
 def settled(results: list[DocumentResult], engine, options: DecodeOptions, rule: NameRule
             ) -> tuple[list[DocumentResult], float]:
-    copies = [DocumentResult(r.plan, [Translation(t.text, t.score, t.alternatives,
-                                                  fallback=t.fallback)
-                                      for t in r.translations], r.contexts) for r in results]
+    copies = [r.copy() for r in results]
     start = time.perf_counter()
     for copy in copies:
         settle_names(copy, engine, options, rule)

@@ -102,7 +102,7 @@ def measure(name: str, setting: str, results: list[DocumentResult], timings: lis
 
 def fitted(results: list[DocumentResult], timings: list, translator, options: DecodeOptions,
            layout: Layout, fit: ReadingFit) -> tuple[list[DocumentResult], list[FitReport]]:
-    copies = [DocumentResult(r.plan, list(r.translations), r.contexts) for r in results]
+    copies = [r.copy() for r in results]
     reports = [fit_reading_speed(r, t, translator, options, layout, fit)
                for r, t in zip(copies, timings, strict=True)]
     return copies, reports

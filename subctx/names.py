@@ -33,7 +33,7 @@ from subctx.backends.output import loops
 from subctx.contract import Request, Translation, Translator
 from subctx.decoding import DecodeOptions, DocumentResult
 from subctx.errors import SubctxError
-from subctx.reading import decoder_request, keeps_choices
+from subctx.reading import decode_again, keeps_choices
 from subctx.transliterate import transliterate
 
 GLOSSARY_BESIDE = "glossary.tsv"  # a glossary beside a film applies to the films of its folder
@@ -387,10 +387,7 @@ def _redecode(result: DocumentResult, translator: Translator, options: DecodeOpt
     the unit wants (names written as the glossary says) replaces the translation; where none
     has them and only names are missing, the unit is translated with stand-in names
     (`_with_stand_ins`)."""
-    requests = [decoder_request(result, u, options) for u in units]
-    n = max(2, hypotheses)
-    decoded = translator.translate(requests, beam_size=max(options.beam_size, n),
-                                   num_hypotheses=n)
+    requests, decoded = decode_again(result, units, translator, options, hypotheses)
     texts = list(texts)
     for u, out in zip(units, decoded, strict=True):
         for alt in sorted(out.alternatives, key=lambda h: -h.log_prob / max(1, h.tokens)):

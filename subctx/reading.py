@@ -78,6 +78,17 @@ def decoder_request(result: DocumentResult, unit: int, options: DecodeOptions) -
                          options.controls, options.carry)
 
 
+def decode_again(result: DocumentResult, units: Sequence[int], translator: Translator,
+                 options: DecodeOptions, hypotheses: int
+                 ) -> tuple[list[Request], list[Translation]]:
+    """Units of a final document decoded again with the requests their translations came from
+    (`decoder_request`), asking for the `hypotheses` best (at least 2); the requests too."""
+    requests = [decoder_request(result, u, options) for u in units]
+    n = max(2, hypotheses)
+    return requests, translator.translate(requests, beam_size=max(options.beam_size, n),
+                                          num_hypotheses=n)
+
+
 def _per_token(hypothesis: Hypothesis) -> float:
     return hypothesis.log_prob / max(1, hypothesis.tokens)
 
@@ -170,10 +181,7 @@ def fit_reading_speed(result: DocumentResult, timings: Sequence[Timing], transla
     units = list(dict.fromkeys(units))
     if not units:
         return report
-    requests = [decoder_request(result, u, options) for u in units]
-    hypotheses = max(2, fit.hypotheses)
-    decoded = translator.translate(requests, beam_size=max(options.beam_size, hypotheses),
-                                   num_hypotheses=hypotheses)
+    requests, decoded = decode_again(result, units, translator, options, fit.hypotheses)
     current = _current_scores(translator, units, requests, texts, decoded)
     choices = {u: candidates(result.plan.units[u].text, current[u], out.alternatives,
                              fit.margin, fit.per_token)

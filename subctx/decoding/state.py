@@ -37,6 +37,11 @@ class DocumentResult:
                   ) -> list[list[str]]:
         return render_cues(self.plan, self.texts(), width, max_lines)
 
+    def copy(self) -> DocumentResult:
+        """Another result with the same translations, whose list can change on its own."""
+        return DocumentResult(self.plan, list(self.translations), self.contexts,
+                              list(self.warnings))
+
     def broken_fallbacks(self) -> int:
         """Cues whose context translation the guard found broken and replaced."""
         return sum(t.fallback is not None and t.fallback.broken for t in self.translations)
