@@ -50,7 +50,10 @@ _NOT_NAMES = {
     "Oh", "Ooh", "Ah", "Aah", "Uh", "Um", "Hmm", "Hey", "Hi", "Hello", "Bye", "Wow", "Yes",
     "Yeah", "No", "Nope", "Please", "Thanks", "Sorry", "Well", "So", "What", "Why", "Who",
 }
-_RUSSIAN_WORD = re.compile(r"(?<![\w-])(?:[А-ЯЁ][а-яё]+|[A-Z][a-z]+(?:'[a-z]+)?[а-яё]*)(?![\w])")
+# a word, not the second half of a hyphenated one (Мэри-Кейт); a turn's dash before it (-Моника) is
+# no hyphen
+_RUSSIAN_WORD = re.compile(
+    r"(?<!\w)(?<!\w-)(?:[А-ЯЁ][а-яё]+|[A-Z][a-z]+(?:'[a-z]+)?[а-яё]*)(?![\w])")
 
 
 class GlossaryError(SubctxError):

@@ -10,12 +10,12 @@ the weights are the shipped model's, not the float weights it was quantised from
 from __future__ import annotations
 
 import json
-import shutil
 import struct
 from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
+import sentencepiece as spm
 import torch
 
 from subctx.bundle import load_bundle
@@ -23,6 +23,7 @@ from subctx.errors import BundleError
 from subctx.nn import ARCHITECTURES
 from subctx.nn.config import ModelConfig
 from subctx_train.checkpoint import save_chunked
+from subctx_train.tokenizer import add_user_pieces, control_symbols
 
 # the order of CTranslate2's DataType enum (include/ctranslate2/types.h)
 _DTYPES = ("float32", "int8", "int16", "int32", "float16", "bfloat16")
@@ -159,9 +160,22 @@ def _model_config(variables: dict[str, np.ndarray], training: dict) -> ModelConf
                        dropout=float(training.get("dropout", 0.1)))
 
 
-def unbundle(bundle_dir: Path, out: Path) -> Path:
+def with_new_rows(embedding: torch.Tensor, rows: int, seed: int = 1234) -> torch.Tensor:
+    """The shared embedding with `rows` more, drawn like its own (zero mean, its elements'
+    standard deviation), for pieces added to the tokenizer."""
+    if not rows:
+        return embedding
+    generator = torch.Generator().manual_seed(seed)
+    extra = torch.randn(rows, embedding.shape[1], generator=generator) * embedding.std()
+    return torch.cat([embedding, extra.to(embedding.dtype)])
+
+
+def unbundle(bundle_dir: Path, out: Path, control_tags: bool = False) -> Path:
     """Write a run folder holding a CTranslate2 bundle's weights (final-*.safetensors), its
-    training config, tokenizer and step count: what `train --init-from` starts from."""
+    training config, tokenizer and step count: what `train --init-from` starts from.
+    `control_tags` adds the control tags' pieces a bundle made before them lacks to the
+    tokenizer (after its own ids) and as fresh rows of the embedding, so that a fine-tune with
+    `control_share` can teach them."""
     bundle = load_bundle(bundle_dir)
     manifest = bundle.manifest
     if manifest.backend != "ctranslate2" or manifest.architecture not in SUPPORTED_ARCHITECTURES:
@@ -174,10 +188,16 @@ def unbundle(bundle_dir: Path, out: Path) -> Path:
     variables = read_model_bin(bundle.file("model.bin"))
     cfg = _model_config(variables, train_cfg)
     state = transformer_state(variables, cfg)
+    tokenizer = bundle.file(manifest.source_spm).read_bytes()
+    if control_tags:
+        tokenizer = add_user_pieces(tokenizer, control_symbols(manifest.special_tokens))
+        pieces = spm.SentencePieceProcessor(model_proto=tokenizer).get_piece_size()
+        state["embed.weight"] = with_new_rows(state["embed.weight"], pieces - cfg.vocab_size)
+        cfg.vocab_size = pieces
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     save_chunked(state, out, "final")
-    shutil.copyfile(bundle.file(manifest.source_spm), out / "spm.model")
+    (out / "spm.model").write_bytes(tokenizer)
     # the bundle's training progress, as the last metrics record of a run would hold it
     record = {"step": int(training.get("steps") or 0), "epoch": training.get("epochs") or 0,
               "elapsed_min": training.get("minutes") or 0.0,

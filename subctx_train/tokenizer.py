@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import random
+import struct
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -45,6 +46,34 @@ def min_vocab_size(tokens: SpecialTokens, control_tags: bool = True) -> int:
     """The smallest vocabulary that holds the bytes, the special pieces and the subtitle
     characters with room for some merged pieces (tiny test models get this many)."""
     return 256 + 4 + len(user_symbols(tokens, control_tags)) + len(set(SUBTITLE_CHARS)) + 64
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        low, n = n & 0x7F, n >> 7
+        out.append(low | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _user_piece(piece: str) -> bytes:
+    """One `pieces` entry of a serialised sentencepiece ModelProto: field 1 holding a
+    SentencePiece message (piece = 1, score = 2, type = 3 USER_DEFINED = 4)."""
+    text = piece.encode("utf-8")
+    body = b"\x0a" + _varint(len(text)) + text + b"\x15" + struct.pack("<f", 0.0) + b"\x18\x04"
+    return b"\x0a" + _varint(len(body)) + body
+
+
+def add_user_pieces(model: bytes, pieces: Iterable[str]) -> bytes:
+    """A tokenizer with `pieces` as never-split user symbols after its own (ids size, size + 1,
+    ...), every other piece and id unchanged, so that a trained model can learn them (e.g. the
+    control tags, for a bundle made before them). A repeated protobuf field may continue
+    anywhere in a message, so the entries are appended to the serialised model as it is; pieces
+    it already has are left out."""
+    processor = spm.SentencePieceProcessor(model_proto=model)
+    new = [p for p in dict.fromkeys(pieces) if processor.piece_to_id(p) == processor.unk_id()]
+    return model + b"".join(_user_piece(p) for p in new)
 
 
 def train_tokenizer(sentences: Iterable[str], out_file: Path, vocab_size: int = 16000,

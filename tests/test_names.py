@@ -87,6 +87,11 @@ def test_renderings_are_found_in_any_case_form_and_in_latin_letters():
     assert find_renderings("Sean", "Он знает.", ["Шон"]) == []
     assert find_renderings("Eddie", "Это Эдди.", ["Эдди"])[0].word == "Эдди"
     assert len(find_renderings("Eddie", "Это Эдди.", ["Эдди"])) == 1
+    # a turn's dash is no hyphen: the name right after it is found; a hyphenated name's second
+    # half is not a name of its own
+    found = find_renderings("Monica", "-Монка, привет. -Моника?", ["Моника"])
+    assert [(f.start, f.word) for f in found] == [(1, "Монка"), (17, "Моника")]
+    assert find_renderings("Kate", "Мэри-Кейт пришла.", ["Кейт"]) == []
 
 
 # -- settling a document ----------------------------------------------------------------------
