@@ -124,6 +124,15 @@ FormalityOpt = Annotated[Formality, typer.Option(
 GenderOpt = Annotated[SpeakerGender, typer.Option(
     help="The speaker's gender where Russian shows it (я сделал / сделала); auto: the model "
          "decides. Needs a model trained with the tags.")]
+GlossaryOpt = Annotated[Path | None, typer.Option(
+    metavar="FILE",
+    help="Renderings to force: tab-separated lines 'English<TAB>Russian' (a name in the "
+         f"nominative: it is declined as the model declines it). A {GLOSSARY_BESIDE} "
+         "beside a film adds to it; this file wins where both have an entry.")]
+NamesOpt = Annotated[bool, typer.Option(
+    "--names/--no-names", metavar="",
+    help="Write each name of a file one way (the model's most frequent rendering, else a "
+         "transliteration; never left in Latin letters).")]
 
 
 def _choice(model: Path | None, device: Device, compute_type: ComputeType, threads: int,
@@ -233,15 +242,8 @@ def translate(
         help="Give a cue over --max-cps or --max-lines the likeliest of the model's shorter "
              "alternatives that brings it within them (only such cues are decoded again); "
              "what stays over is listed in the summary.")] = True,
-    glossary: Annotated[Path | None, typer.Option(
-        metavar="FILE",
-        help="Renderings to force: tab-separated lines 'English<TAB>Russian' (a name in the "
-             f"nominative: it is declined as the model declines it). A {GLOSSARY_BESIDE} "
-             "beside a film adds to it; this file wins where both have an entry.")] = None,
-    names: Annotated[bool, typer.Option(
-        "--names/--no-names", metavar="",
-        help="Write each name of a file one way (the model's most frequent rendering, else a "
-             "transliteration; never left in Latin letters).")] = True,
+    glossary: GlossaryOpt = None,
+    names: NamesOpt = True,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", metavar="",
         help="Check inputs and show what would be written; translate nothing.")] = False,
@@ -348,6 +350,8 @@ def review(
     context_scope: ScopeOpt = None,
     formality: FormalityOpt = Formality.auto,
     speaker_gender: GenderOpt = SpeakerGender.auto,
+    glossary: GlossaryOpt = None,
+    names: NamesOpt = True,
     encoding: EncodingOpt = None,
 ) -> None:
     """Review the context-dependent choices (it, they, you, I...) of a translation."""
@@ -368,7 +372,12 @@ def review(
                      context_scope, formality, speaker_gender)
     bundle = _bundle(choice)
     try:
-        session = open_session(source, translation, bundle, choice, encoding, err)
+        forced = Glossary.read(glossary) if glossary is not None else Glossary()
+    except SubctxError as problem:
+        raise fail(str(problem)) from None
+    try:
+        session = open_session(source, translation, bundle, choice, encoding, err,
+                               NameRule(unify=names, glossary=forced))
     except BundleError as problem:
         raise fail(str(problem)) from None
     except SubctxError as problem:

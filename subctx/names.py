@@ -372,6 +372,18 @@ def settle_names(result: DocumentResult, translator: Translator | None, options:
     return report
 
 
+def keep_renderings(english: str, text: str, renderings: dict[str, str],
+                    glossary: Glossary | None = None) -> str:
+    """A translation made after its document was settled (a line the review translates again)
+    with each name its English has written as the document's `renderings` say, in the case form
+    the model used; the glossary's names are found by their rendering too."""
+    forced = forced_names(glossary or Glossary())
+    for name, rendering in renderings.items():
+        if _has_term(english, name):
+            text = _replace(text, find_renderings(name, text, _targets(name, forced)), rendering)
+    return text
+
+
 def glossary_wanted(sources: Sequence[str], glossary: Glossary) -> dict[int, list[str]]:
     """The glossary entries each unit's English has (units with none left out)."""
     wanted: dict[int, list[str]] = {}

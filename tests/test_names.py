@@ -23,6 +23,7 @@ from subctx.names import (
     find_renderings,
     forced_names,
     inflect,
+    keep_renderings,
     settle_names,
 )
 from subctx.transliterate import transliterate
@@ -253,3 +254,55 @@ def test_the_review_settles_names_with_the_glossary_beside_the_film(tmp_path, ti
     session = open_session(film, None, load_bundle(tiny_bundle), choice, None,
                            Console(quiet=True))
     assert len(session.texts) == 2 and all(session.texts)
+
+
+def test_a_line_the_review_translates_again_keeps_the_films_renderings(tmp_path):
+    """After an edit the review translates the scene's later lines again: the model may write a
+    name another way there («Джои»), and the film's rendering («Джоуи») comes back, in the
+    model's case form; a name the line's English lacks is left alone."""
+    from subctx.review.session import ReviewSession
+    from tests.review_fixtures import FakeTranslator
+
+    class Retranslator(FakeTranslator):
+        def _text(self, request):
+            return {"Hello.": "Привет.", "Call Joey.": "Позвони Джои.",
+                    "Thanks, Monica.": "Спасибо, Моника."}[request.text]
+
+    sub = parse_srt_text(srt((0.0, 1.5, "Hello."), (2.0, 3.5, "Call Joey."),
+                             (4.0, 5.5, "Thanks, Monica.")))
+    session = ReviewSession(sub, plan_document(sub), Retranslator(), DecodeOptions(context=1),
+                            ["Привет.", "Позвони Джоуи.", "Спасибо, Моника."],
+                            renderings={"Joey": "Джоуи", "Monica": "Моника"})
+    follow_ups = session.set_text(0, "Здравствуйте.")
+    assert session.texts[1] == "Позвони Джоуи."  # «Джои» from the model, the film's rendering
+    assert [c.unit for c in follow_ups] == []  # ... so nothing changed
+    assert keep_renderings("Call Joey.", "Позвони Джои.", {"Joey": "Джоуи"}) == "Позвони Джоуи."
+    assert keep_renderings("Call him.", "Позвони Джои.", {"Joey": "Джоуи"}) == "Позвони Джои."
+    assert keep_renderings("With Joey.", "С Джои.", {"Joey": "Джоуи"},
+                           Glossary({"Joey": "Джоуи"})) == "С Джоуи."
+
+
+def test_review_takes_a_glossary_beside_the_films_own(tmp_path, tiny_bundle):
+    from rich.console import Console
+
+    from subctx.batch import ModelChoice
+    from subctx.bundle import load_bundle
+    from subctx.review.loader import open_session
+
+    film = write_srt(tmp_path / "film.srt", srt((0.0, 1.5, "Hello there, Joey."),
+                                                 (2.0, 3.5, "Thank you, Monica.")))
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("no tab\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["review", str(film), "--model", str(tiny_bundle),
+                                      "--glossary", str(bad)])
+    assert result.exit_code == 1 and "bad.tsv:1" in result.output
+    assert not (tmp_path / "film.ru.srt").exists()  # refused before anything is translated
+    (tmp_path / "glossary.tsv").write_text("Joey\tДжо\nMonica\tМоника\n", encoding="utf-8")
+    rule = NameRule(glossary=Glossary({"Joey": "Джоуи"}))  # what --glossary FILE gives
+    session = open_session(film, None, load_bundle(tiny_bundle),
+                           ModelChoice(model=tiny_bundle, device="cpu"), None,
+                           Console(quiet=True), rule)
+    # the given file wins over the one beside the film, which adds its other entries
+    assert session.glossary.entries == {"Joey": "Джоуи", "Monica": "Моника"}
+    # (a random tiny model writes no name: the glossary's names are the renderings to keep)
+    assert session.renderings == {"Joey": "Джоуи", "Monica": "Моника"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
@@ -9,11 +10,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from subctx.batch import ModelChoice
 from subctx.bundle import Bundle
-from subctx.decoding import translate_documents
+from subctx.contract import Translation
+from subctx.decoding import DocumentResult, translate_documents
 from subctx.errors import InputError
 from subctx.formats import read_subtitles
 from subctx.markup import split_tags
-from subctx.names import Glossary, NameRule, settle_names
+from subctx.names import DEFAULT_NAMES, Glossary, NameRule, forced_names, settle_names
 from subctx.review.choices import ambiguous_words
 from subctx.review.session import ReviewSession
 from subctx.units import plan_document
@@ -42,12 +44,14 @@ def texts_from_translation(plan, translation_path: Path, encoding: str | None) -
 
 
 def open_session(source: Path, translation: Path | None, bundle: Bundle, choice: ModelChoice,
-                 encoding: str | None, console: Console) -> ReviewSession:
+                 encoding: str | None, console: Console, names: NameRule = DEFAULT_NAMES
+                 ) -> ReviewSession:
     """Read the film, translate what the given translation lacks (with the same service and
-    options as `subctx translate`, names and the glossary.tsv beside the film included), and
-    find the choices to review."""
+    options as `subctx translate`, names settled as `names` says with the glossary.tsv beside
+    the film added, as there), and find the choices to review. The names' renderings are kept
+    in the lines the review translates again."""
     sub = read_subtitles(source, encoding)
-    glossary = Glossary.beside(source)  # names and glossary as `subctx translate` settles them
+    rule = replace(names, glossary=Glossary.beside(source).merged(names.glossary))
     plan = plan_document(sub)
     engine = choice.translator(bundle)
     options = choice.options(bundle)
@@ -62,10 +66,15 @@ def open_session(source: Path, translation: Path | None, bundle: Bundle, choice:
             task = progress.add_task("translating", total=len(plan.units))
             [result] = translate_documents(
                 [plan], engine, options, on_units_done=lambda d, u: progress.advance(task, len(u)))
-            settle_names(result, engine, options, NameRule(glossary=glossary))
+            settle_names(result, engine, options, rule)
             for u in missing:
                 texts[u] = result.texts()[u]
-        session = ReviewSession(sub, plan, engine, options, texts)
+        # the renderings the film's lines settle on (a given translation is only read), and
+        # the glossary's names wherever they are
+        done = DocumentResult(plan, [Translation(t, 0.0) for t in texts], [])
+        renderings = {**settle_names(done, None, options, rule).renderings,
+                      **forced_names(rule.glossary)}
+        session = ReviewSession(sub, plan, engine, options, texts, renderings, rule.glossary)
         ambiguous = [u for u, unit in enumerate(plan.units) if ambiguous_words(unit.text)]
         task = progress.add_task("finding choices to review", total=len(ambiguous))
         for u in ambiguous:

@@ -15,6 +15,7 @@ from subctx.contract import Request, Translation, Translator
 from subctx.decoding import DecodeOptions
 from subctx.formats import SubtitleFile
 from subctx.layout import piece_words
+from subctx.names import Glossary, keep_renderings
 from subctx.review.choices import (
     ambiguous_words,
     choice_signature,
@@ -83,8 +84,11 @@ class ReviewSession:
     """One film under review: a plan, its unit translations and what the reviewer did."""
 
     def __init__(self, sub: SubtitleFile, plan: DocumentPlan, translator: Translator,
-                 options: DecodeOptions, texts: list[str]):
+                 options: DecodeOptions, texts: list[str],
+                 renderings: dict[str, str] | None = None, glossary: Glossary | None = None):
         self.sub, self.plan, self.translator, self.options = sub, plan, translator, options
+        # the film's name renderings (subctx.names), kept in the lines translated again
+        self.renderings, self.glossary = dict(renderings or {}), glossary or Glossary()
         k = max(0, min(options.context, translator.max_context))
         self.contexts = document_contexts(plan.units, k, options.max_gap)
         self.texts = list(texts)
@@ -219,11 +223,10 @@ class ReviewSession:
                 if later in self.accepted:  # a person's line is never re-translated
                     self.kept.append(later)
                     continue
-                [out] = self.translator.translate([self.request(later)],
-                                                  beam_size=self.options.beam_size)
-                if out.text and out.text != self.texts[later]:
-                    follow_ups.append(Change(later, self.texts[later], out.text))
-                    self.texts[later] = out.text
+                text = self._translated(self.request(later))
+                if text and text != self.texts[later]:
+                    follow_ups.append(Change(later, self.texts[later], text))
+                    self.texts[later] = text
                     changed.add(later)
         self._reanalyze([unit] + [c.unit for c in follow_ups])
         self.history.append(changes + follow_ups)
@@ -241,8 +244,9 @@ class ReviewSession:
                                                            *carry.without(request.controls))))
 
     def _translated(self, request: Request) -> str:
+        """A line translated again, its names written as the film's (`renderings`)."""
         [out] = self.translator.translate([request], beam_size=self.options.beam_size)
-        return out.text
+        return keep_renderings(request.text, out.text, self.renderings, self.glossary)
 
     def set_speaker(self, unit: int, value: str) -> list[Change] | None:
         """The line translated again with the speaker-gender tag of `value` (MASCULINE or
