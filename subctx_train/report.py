@@ -100,9 +100,9 @@ def show_table(title: str, rows: list[dict]) -> None:
         return
     columns = list(dict.fromkeys(c for row in rows for c in row if not c.startswith("signature")))
     table = Table(title=title)
-    for column in columns:
-        table.add_column(column, justify="right" if isinstance(rows[0][column], float | int)
-                         else "left")
+    for column in columns:  # a column some rows lack is justified by the first that has it
+        first = next(row[column] for row in rows if column in row)
+        table.add_column(column, justify="right" if isinstance(first, float | int) else "left")
     for row in rows:
         table.add_row(*(str(row.get(c, "")) for c in columns))
     Console().print(table)

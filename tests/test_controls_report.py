@@ -58,6 +58,17 @@ def test_the_report_measures_every_tag_and_the_three_ctxpro_conditions(tagged, d
     assert [r["items"] for r in report["ctxpro"]] == [3, 3, 3]  # ты, вас, ваш all have one
 
 
+def test_the_command_prints_both_tables_and_writes_json(tagged, dev, tmp_path):
+    """The untagged row has no 'lines with forms' column: the table shows it empty."""
+    out = tmp_path / "controls.json"
+    result = CliRunner().invoke(app, ["controls-report", str(tagged), "--dev-root", str(dev),
+                                      "--threads", "1", "--beam", "2", "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "control tags forced" in result.output and "ctxpro formality" in result.output
+    report = json.loads(out.read_text())
+    assert len(report["forced"]) == 5 and len(report["ctxpro"]) == 3
+
+
 def test_a_model_without_tags_is_refused_in_one_line(tiny_bundle, dev):
     bundle = load_bundle(tiny_bundle)
     with pytest.raises(BundleError, match="not trained with control tags"):
