@@ -67,8 +67,14 @@ def _init_from(run_dir: Path) -> str | None:
     return json.loads(config.read_text()).get("init_from") if config.exists() else None
 
 
+def _stage_data(data: dict | None) -> dict:
+    return {k: data[k] for k in ("pairs", "synthetic_pairs") if k in data} if data else {}
+
+
 def _pretraining(run_dir: Path) -> list[dict]:
-    """The runs this one started from (`--init-from`, followed back), earliest first."""
+    """The runs this one started from (`--init-from`, followed back), earliest first, each with
+    its hardware and pair counts; a run unbundled from a shipped model ends the chain with the
+    stages that model's card recorded (their runs are not here)."""
     from subctx_train.runs import init_run_dir
 
     stages, seen = [], {run_dir.resolve()}
@@ -78,9 +84,14 @@ def _pretraining(run_dir: Path) -> list[dict]:
         if init_dir.resolve() in seen or not (init_dir / "config.json").exists():
             break
         seen.add(init_dir.resolve())
-        cfg = json.loads((init_dir / "config.json").read_text())["train"]
-        stages.insert(0, {"run": str(init_dir), "architecture": cfg.get("architecture"),
-                          **_run_progress(init_dir)})
+        record = json.loads((init_dir / "config.json").read_text())
+        stages.insert(0, {"run": str(init_dir), "architecture": record["train"].get(
+            "architecture"), "device": record.get("hardware"), **_stage_data(record.get("data")),
+            **_run_progress(init_dir)})
+        if record.get("unbundled_from"):
+            stages[:0] = [{"device": record.get("hardware"), **stage}
+                          for stage in record.get("pretraining") or []]
+            break
         init_from = _init_from(init_dir)
     return stages
 
@@ -188,8 +199,7 @@ def record_scores(bundle_dir: Path, conditions: list[dict]) -> None:
 
 def _budget(t: dict) -> str:
     """How long and where the model was trained, pre-training included."""
-    # bundles from before runs recorded their hardware say only "cpu" (those were 2 cores)
-    hardware = ("2 CPU cores, no GPU" if t.get("device") == "cpu" else t.get("device"))
+    hardware = _hardware(t.get("device"))
     precision = t.get("precision", "fp32")
     pre = t.get("pretraining")
     if not pre:
@@ -198,18 +208,34 @@ def _budget(t: dict) -> str:
         return (f"{t.get('steps')} steps ({passes}), {t.get('minutes')} min on {hardware} "
                 f"({precision} precision)")
     stages = pre if isinstance(pre, list) else [pre]  # bundles before chains: one stage
+    where = [_hardware(s.get("device")) or hardware for s in stages] + [hardware]
+    mixed = len(set(where)) > 1  # then each stage says where it ran
     parts, done = [], 0
     for i, stage in enumerate(stages):
         steps = (stage.get("steps") or 0) - done
         done = stage.get("steps") or 0
         what = (f"{stage.get('epochs')} full epochs, " if i == 0 else "")
-        parts.append(f"{steps} steps ({what}{stage.get('minutes')} min) as a "
+        on = f" on {where[i]}" if mixed else ""
+        parts.append(f"{steps} steps ({what}{stage.get('minutes')} min{on}) as a "
                      f"{stage.get('architecture')} model")
-    parts.append(f"{(t.get('steps') or 0) - done} steps ({t.get('minutes')} min) of "
+    on = f" on {hardware}" if mixed else ""
+    parts.append(f"{(t.get('steps') or 0) - done} steps ({t.get('minutes')} min{on}) of "
                  f"fine-tuning as this model (from {t.get('init_from')})")
-    total = round(sum(s.get("minutes") or 0 for s in stages) + (t.get("minutes") or 0), 1)
-    return (", then ".join(parts) + f"; {total} min in all on {hardware} "
-            f"({precision} precision)")
+    minutes = [s.get("minutes") or 0 for s in stages] + [t.get("minutes") or 0]
+    total = round(sum(minutes), 1)
+    if not mixed:
+        return (", then ".join(parts) + f"; {total} min in all on {hardware} "
+                f"({precision} precision)")
+    per = {}
+    for device, m in zip(where, minutes, strict=True):
+        per[device] = per.get(device, 0) + m
+    split = ", ".join(f"{round(m, 1)} min on {device}" for device, m in per.items())
+    return ", then ".join(parts) + f"; {total} min in all ({split}; {precision} precision)"
+
+
+def _hardware(device: str | None) -> str | None:
+    # bundles from before runs recorded their hardware say only "cpu" (those were 2 cores)
+    return "2 CPU cores, no GPU" if device == "cpu" else device
 
 
 def _prefix_training(cfg: dict) -> str:
@@ -220,8 +246,23 @@ def _prefix_training(cfg: dict) -> str:
     return f"; the previous translation in training: {', '.join(parts)}" if parts else ""
 
 
-def _data(data: dict | None, weights: dict) -> str:
-    """The data line of the card, from what the training run recorded."""
+def _data(data: dict | None, weights: dict, stages: list | dict | None = None) -> str:
+    """The data line of the card, from what the training run recorded (and what the stages
+    before it trained on, where they saw other data)."""
+    return _run_data(data, weights) + _earlier_data(data, stages)
+
+
+def _earlier_data(data: dict | None, stages: list | dict | None) -> str:
+    seen = [s for s in (stages if isinstance(stages, list) else [stages] if stages else [])
+            if "pairs" in s and _stage_data(s) != _stage_data(data)]
+    if not seen:
+        return ""
+    return " Before: " + "; ".join(
+        f"{s['pairs']:,} pairs ({s.get('synthetic_pairs', 0):,} back-translated) for "
+        f"{s.get('architecture')} steps up to {s.get('steps')}" for s in seen) + "."
+
+
+def _run_data(data: dict | None, weights: dict) -> str:
     if not data:  # bundles from before runs recorded their data
         return ("../shared/data/en-ru/train (≈102k pairs: Friends, Three Plus One, WMT "
                 "general test sets, bilinguator books, TICO-19, 3Blue1Brown, OPUS-MT test sets, "
@@ -262,6 +303,7 @@ def model_card(manifest: Manifest) -> str:
                  else "plain encoder positions")
     arch = architecture(manifest.architecture).card.format(cd_weight=cfg.get("cd_weight"),
                                                            positions=positions)
+    weights = cfg.get("corpus_weights") or {}
     lines = [
         f"# subctx model: {manifest.source_lang}→{manifest.target_lang}, {manifest.architecture}",
         "",
@@ -279,7 +321,7 @@ def model_card(manifest: Manifest) -> str:
         f"{SCOPES[ctx.scope].words} "
         f"by default (`--context-scope`).",
         f"- **Control tags**: {_controls_line(manifest, cfg)}",
-        f"- **Data**: {_data(t.get('data'), cfg.get('corpus_weights') or {})}",
+        f"- **Data**: {_data(t.get('data'), weights, t.get('pretraining'))}",
         f"- **Training**: {_budget(t)}; final weights: {t.get('weights')}.",
         "",
         "## Dev scores (measured on this bundle)",

@@ -210,5 +210,7 @@ def unbundle(bundle_dir: Path, out: Path, control_tags: bool = False) -> Path:
     (out / "config.json").write_text(json.dumps(
         {"train": train_cfg, "model": cfg.to_dict(), "init_from": training.get("init_from"),
          "data": training.get("data"), "hardware": training.get("device"),
-         "unbundled_from": str(bundle_dir)}, indent=1, ensure_ascii=False))
+         "unbundled_from": str(bundle_dir),
+         # the stages before the bundle's last, as its card had them (their runs are gone)
+         "pretraining": training.get("pretraining") or []}, indent=1, ensure_ascii=False))
     return out

@@ -176,6 +176,39 @@ def test_model_card_budget_counts_the_pretraining_run():
     assert "less than one epoch" in _budget({"device": "cpu", "steps": 10, "epochs": 0})
 
 
+def test_a_fine_tune_of_an_unbundled_model_counts_the_bundles_stages(tmp_path):
+    """The shipped model's card recorded its stages (a GPU run, then a fine-tune); a run
+    unbundled from it keeps them, so a CPU fine-tune's card has the whole chain, where each
+    stage ran and what data the earlier stages saw."""
+    from subctx_train.bundle_card import _data, _pretraining
+
+    shipped = tmp_path / "unbundled"
+    shipped.mkdir()
+    (shipped / "config.json").write_text(json.dumps({
+        "train": {"architecture": "concat"}, "init_from": "runs/gone", "hardware": "H100",
+        "data": {"pairs": 313, "synthetic_pairs": 176}, "unbundled_from": "assets/x",
+        "pretraining": [{"run": "runs/gone", "architecture": "concat", "steps": 100,
+                         "epochs": 21, "minutes": 22.5}]}))
+    (shipped / "metrics.jsonl").write_text(json.dumps(
+        {"step": 130, "epoch": 4, "elapsed_min": 4.4, "precision": "bf16"}) + "\n")
+    tuned = tmp_path / "tuned"
+    tuned.mkdir()
+    (tuned / "config.json").write_text(json.dumps({
+        "train": {"architecture": "concat"}, "init_from": str(shipped), "hardware": "2 CPUs"}))
+    stages = _pretraining(tuned)
+    assert [(s["steps"], s["device"]) for s in stages] == [(100, "H100"), (130, "H100")]
+    text = _budget({"device": "2 CPUs", "steps": 150, "minutes": 30.0, "precision": "bf16",
+                    "init_from": str(shipped), "pretraining": stages})
+    assert "100 steps (21 full epochs, 22.5 min on H100) as a concat model, then 30 steps " \
+           "(4.4 min on H100) as a concat model, then 20 steps (30.0 min on 2 CPUs) of " \
+           "fine-tuning" in text
+    assert "56.9 min in all (26.9 min on H100, 30.0 min on 2 CPUs; bf16 precision)" in text
+    data = {"pairs": 548, "synthetic_pairs": 0, "examples_per_epoch": 450,
+            "pairs_by_corpus": {"friends": 548}, "sources": ["train"]}
+    assert "Before: 313 pairs (176 back-translated) for concat steps up to 130." in \
+        _data(data, {}, stages)
+
+
 def test_training_minutes_add_up_over_resumed_sessions():
     records = [{"elapsed_min": m} for m in (10.0, 20.0, 5.0, 12.0)]
     assert training_minutes(records) == 32.0
