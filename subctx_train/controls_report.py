@@ -2,7 +2,9 @@
 
 - **forced**: friends_dev translated with each tag the bundle knows forced on every line
   (`--formality informal`...), against the untagged run: of the lines whose translation has
-  forms of that kind (subctx_train.labels), the share whose forms follow the tag, and chrF;
+  forms of that kind (subctx_train.labels), the share whose forms follow the tag, and chrF, of
+  all lines (the changed forms themselves move it: the references keep their own register) and
+  of the lines with forms of that kind in neither translation (the other damage);
 - **ctxpro formality**: the formality items (Wicks & Post 2023) translated untagged, with
   `--formality auto` (the scene's register carried, subctx.controls.RegisterCarry), and with the
   oracle tag (the register of the expected Russian form): the share whose expected form appears.
@@ -47,11 +49,17 @@ LABELLERS: dict[str, Callable[[str, str], str | None]] = {
 say, or None."""
 
 
-def _chrf(docs: list[Document], outputs: list[list[str]]) -> float:
-    hyps = [h for doc, out in zip(docs, outputs, strict=True)
-            for seg, h in zip(doc.segments, out, strict=True) if seg.tgt is not None]
-    refs = [seg.tgt for doc in docs for seg in doc.segments if seg.tgt is not None]
-    return round(sacrebleu.corpus_chrf(hyps, [refs]).score, 2)
+def _chrf(docs: list[Document], outputs: list[list[str]],
+          keep: list[bool] | None = None) -> float:
+    """chrF of the lines with a reference (and `keep`, one flag per line, where given)."""
+    segments = [seg for doc in docs for seg in doc.segments]
+    texts = [t for out in outputs for t in out]
+    keep = keep or [True] * len(texts)
+    pairs = [(h, seg.tgt) for seg, h, k in zip(segments, texts, keep, strict=True)
+             if k and seg.tgt is not None]
+    if not pairs:
+        return 0.0
+    return round(sacrebleu.corpus_chrf([h for h, _ in pairs], [[r for _, r in pairs]]).score, 2)
 
 
 def forced_rows(engine: Translator, manifest: Manifest, docs: list[Document],
@@ -59,6 +67,7 @@ def forced_rows(engine: Translator, manifest: Manifest, docs: list[Document],
     """One row untagged, then one per value of each kind the bundle knows, forced."""
     flat = [seg.src for doc in docs for seg in doc.segments]
     base = translate_corpus(engine, docs, options)
+    base_texts = [t for out in base for t in out]
     rows = [{"asked": "nothing (auto)", "chrF": _chrf(docs, base), "ΔchrF": 0.0}]
     for kind in manifest.controls:
         label = LABELLERS[kind]
@@ -70,10 +79,15 @@ def forced_rows(engine: Translator, manifest: Manifest, docs: list[Document],
             labels = [label(t, s) for t, s in zip(texts, flat, strict=True)]
             had = [x for x in labels if x is not None]
             chrf = _chrf(docs, outputs)
+            # the other damage: lines with forms of this kind in neither translation
+            apart = [x is None and label(b, s) is None
+                     for x, b, s in zip(labels, base_texts, flat, strict=True)]
             rows.append({"asked": f"{OPTIONS[kind]} {value}", "lines with forms": len(had),
                          "follow the tag %": round(100 * had.count(value) / len(had), 1)
                          if had else "", "chrF": chrf,
-                         "ΔchrF": round(chrf - rows[0]["chrF"], 2)})
+                         "ΔchrF": round(chrf - rows[0]["chrF"], 2),
+                         "ΔchrF, lines without forms": round(
+                             _chrf(docs, outputs, apart) - _chrf(docs, base, apart), 2)})
     return rows
 
 

@@ -53,6 +53,7 @@ def test_the_report_measures_every_tag_and_the_three_ctxpro_conditions(tagged, d
         "--speaker-gender masculine", "--speaker-gender feminine"]
     for row in report["forced"][1:]:
         assert row["lines with forms"] >= 0 and abs(row["ΔchrF"]) < 100
+        assert abs(row["ΔchrF, lines without forms"]) < 100
     conditions = [r["ctxpro formality"] for r in report["ctxpro"]]
     assert conditions[:2] == ["untagged", "--formality auto"] and "oracle" in conditions[2]
     assert [r["items"] for r in report["ctxpro"]] == [3, 3, 3]  # ты, вас, ваш all have one
@@ -67,6 +68,23 @@ def test_the_command_prints_both_tables_and_writes_json(tagged, dev, tmp_path):
     assert "control tags forced" in result.output and "ctxpro formality" in result.output
     report = json.loads(out.read_text())
     assert len(report["forced"]) == 5 and len(report["ctxpro"]) == 3
+
+
+def test_a_model_that_ignores_its_tags_follows_none_and_changes_nothing(tagged, dev):
+    """A translator that does not read the tags: each forced run is the untagged one, so the
+    forms follow the tag only where they did anyway and no chrF moves."""
+    from subctx_train.controls_report import forced_rows
+    from subctx_train.data import read_documents
+    from tests.review_fixtures import FakeTranslator
+
+    docs = read_documents([dev / "friends_dev.jsonl"])
+    docs[0].segments[1].src = "Can you see it?"  # -> «Ты её видишь?»: informal
+    rows = forced_rows(FakeTranslator(), load_bundle(tagged).manifest, docs, DecodeOptions())
+    by = {r["asked"]: r for r in rows}
+    assert by["--formality informal"]["follow the tag %"] == 100.0
+    assert by["--formality formal"]["follow the tag %"] == 0.0
+    assert all(r["ΔchrF"] == 0.0 and r.get("ΔchrF, lines without forms", 0.0) == 0.0
+               for r in rows)
 
 
 def test_a_model_without_tags_is_refused_in_one_line(tiny_bundle, dev):
