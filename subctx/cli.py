@@ -288,6 +288,9 @@ def translate(
     except BundleError as problem:
         raise fail(str(problem)) from None
     options = choice.options(bundle)
+    served_instead = getattr(translator, "served_instead", None)  # a backend's, not a stub's
+    if served_instead:
+        warn(bundle.path, f"served by PyTorch: {served_instead}")
     if options.context > translator.max_context:
         warn(bundle.path, f"this model uses at most {translator.max_context} context cue(s); "
                           f"--context {options.context} is capped")

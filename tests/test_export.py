@@ -134,3 +134,64 @@ def test_unsupported_settings_are_refused_before_any_weight_is_copied(
         export.export_bundle(model, spm_model, replace(manifest, **change), tmp_path / "out",
                              quantization=quantization)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.fixture(scope="module", params=[0, 16], ids=["plain-positions", "shifted-positions"])
+def bundle_dir(request, tmp_path_factory):
+    """A float32 CTranslate2 bundle of the tiny random model."""
+    return build_tiny_bundle(tmp_path_factory.mktemp(f"served{request.param}"),
+                             shift=request.param)
+
+
+def test_pytorch_serves_a_ctranslate2_bundle_as_ctranslate2_does(bundle_dir):
+    """Where CTranslate2 cannot run (a GPU machine without its CUDA libraries), the PyTorch
+    backend reads the bundle's model.bin: the same n-best and scores, context included."""
+    from subctx.backends.ct2 import CTranslate2Backend
+    from subctx.backends.pytorch import TorchBackend
+    from subctx.contract import Request
+
+    ct2 = CTranslate2Backend(bundle_dir, device="cpu", compute_type="float32", threads=1)
+    torch_served = TorchBackend(bundle_dir, device="cpu")
+    requests = [Request(text, source_context=src, target_context=tgt)
+                for src, tgt, text in CASES]
+    a = ct2.translate(requests, beam_size=2, num_hypotheses=2)
+    b = torch_served.translate(requests, beam_size=2, num_hypotheses=2)
+    assert [t.text for t in a] == [t.text for t in b]
+    assert [t.score for t in a] == pytest.approx([t.score for t in b], abs=1e-3)
+    assert [[h.text for h in t.alternatives] for t in a] == \
+        [[h.text for h in t.alternatives] for t in b]
+
+
+def test_open_backend_serves_through_pytorch_where_ctranslate2_is_missing(bundle_dir,
+                                                                         monkeypatch, tmp_path):
+    """subctx translate on a machine without ctranslate2 (the GPU machine): PyTorch serves the
+    bundle and the user is told once."""
+    from typer.testing import CliRunner
+
+    import subctx.backends.ct2 as ct2_module
+    from subctx.backends import open_backend
+    from subctx.backends.pytorch import TorchBackend
+    from subctx.cli import app
+    from subctx.contract import Request
+    from subctx.errors import BundleError
+
+    def missing():
+        raise ct2_module.CTranslate2Missing("this model runs on CTranslate2: pip install "
+                                            "ctranslate2")
+
+    monkeypatch.setattr(ct2_module, "_ctranslate2", missing)
+    backend = open_backend(bundle_dir, device="cpu", threads=1)
+    assert isinstance(backend, TorchBackend) and "pip install ctranslate2" in \
+        backend.served_instead
+    assert backend.translate([Request("Hello there.")])[0].text
+    if not torch.cuda.is_available():  # no GPU for PyTorch either: CTranslate2's own error
+        with pytest.raises(BundleError, match="pip install ctranslate2"):
+            open_backend(bundle_dir, device="cuda")
+    film = tmp_path / "film.srt"
+    film.write_text("1\n00:00:01,000 --> 00:00:02,000\nHello there.\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["translate", str(film), "--model", str(bundle_dir),
+                                      "--device", "cpu", "--threads", "1"])
+    assert result.exit_code == 0, result.output
+    assert "served by PyTorch" in result.output and (tmp_path / "film.ru.srt").is_file()
+    monkeypatch.undo()
+    assert open_backend(bundle_dir, device="cpu", threads=1).served_instead is None

@@ -52,6 +52,30 @@ def backend_for(bundle: Bundle) -> BackendSpec:
 
 def open_backend(bundle: Bundle | str | Path, device: str = "auto", compute_type: str = "auto",
                  threads: int = 0):
-    """The backend a bundle's manifest names, with the model loaded."""
+    """The backend a bundle's manifest names, with the model loaded; a CTranslate2 bundle that
+    CTranslate2 cannot run here (not installed; or on `cuda`, no CUDA device or libraries for
+    it) is served by PyTorch where PyTorch can (`served_instead` says why), else the error."""
     bundle = bundle if isinstance(bundle, Bundle) else load_bundle(bundle)
-    return backend_for(bundle).open(bundle, device, compute_type, threads)
+    spec = backend_for(bundle)
+    try:
+        return spec.open(bundle, device, compute_type, threads)
+    except BundleError as problem:
+        if spec.name != "ctranslate2" or not _torch_can_serve(device, problem):
+            raise
+        backend = BACKENDS["torch"].open(bundle, device, compute_type, threads)
+        backend.served_instead = f"CTranslate2 cannot run it here ({problem})"
+        return backend
+
+
+def _torch_can_serve(device: str, problem: BundleError) -> bool:
+    """Whether PyTorch can serve a CTranslate2 bundle that CTranslate2 could not: on `cuda`
+    where torch sees a GPU, elsewhere only where ctranslate2 is missing altogether."""
+    try:
+        import torch
+    except ImportError:
+        return False
+    if device == "cuda":
+        return torch.cuda.is_available()
+    from subctx.backends.ct2 import CTranslate2Missing
+
+    return isinstance(problem, CTranslate2Missing)

@@ -66,6 +66,7 @@ class Backend(ABC):
     """A model bundle loaded for translation; subclasses search and score."""
 
     supports_forced_start = True  # Request.forced_start is honoured
+    served_instead: str | None = None  # why another backend than the bundle's serves it
 
     def __init__(self, bundle: Bundle | str, device: str = "auto", threads: int = 0):
         self.bundle = bundle if isinstance(bundle, Bundle) else load_bundle(bundle)

@@ -14,11 +14,16 @@ from subctx.bundle import Bundle
 from subctx.errors import BundleError
 
 
+class CTranslate2Missing(BundleError):
+    """ctranslate2 is not installed (PyTorch may serve the bundle instead)."""
+
+
 def _ctranslate2():
     try:  # here, not at the top: a machine without it still serves torch bundles
         import ctranslate2
     except ImportError:
-        raise BundleError("this model runs on CTranslate2: pip install ctranslate2") from None
+        raise CTranslate2Missing("this model runs on CTranslate2: pip install ctranslate2"
+                                 ) from None
     return ctranslate2
 
 

@@ -1,6 +1,8 @@
 """The PyTorch backend: every architecture of subctx.nn, the multi-encoder ones (which
 CTranslate2 cannot run) among them, on CPU or CUDA; also serves a CTranslate2 architecture
-where ctranslate2 is not installed (a GPU machine evaluating what it trained).
+where ctranslate2 is not installed (a GPU machine evaluating what it trained), and a
+CTranslate2 bundle itself (its model.bin read by subctx.nn.ct2_weights) where CTranslate2
+cannot run it (subctx.backends.open_backend).
 
 Optional: it needs the `train` extra (torch, safetensors). Beam search with a key/value cache;
 a bundle holds `model.json` (architecture and ModelConfig) and `model-NNN.safetensors`.
@@ -41,13 +43,27 @@ class TorchBackend(Backend):
             device = "cuda" if torch.cuda.is_available() else "cpu"
         self.device = torch.device(device)
         try:
-            spec = json.loads(self.bundle.file("model.json").read_text(encoding="utf-8"))
-            self.model = self.architecture.build(ModelConfig(**spec["model"]))
-            self.model.load_state_dict(load_chunked(self.bundle.path, "model"))
+            if self.manifest.backend == "ctranslate2":  # its model.bin, dequantised
+                self.model = self._from_model_bin()
+            else:
+                spec = json.loads(self.bundle.file("model.json").read_text(encoding="utf-8"))
+                self.model = self.architecture.build(ModelConfig(**spec["model"]))
+                self.model.load_state_dict(load_chunked(self.bundle.path, "model"))
         except (OSError, KeyError, ValueError, RuntimeError) as err:
             raise BundleError(f"{self.bundle.path}: cannot load model ({err})") from None
         self.model.to(self.device).eval()
         self.ids = SpecialIds.of(self.target_sp, self.manifest.special_tokens)
+
+    def _from_model_bin(self):
+        """The network of a CTranslate2 bundle, its weights read from model.bin."""
+        from subctx.nn.ct2_weights import model_config, read_model_bin, transformer_state
+
+        variables = read_model_bin(self.bundle.file("model.bin"))
+        training = self.manifest.info.get("training", {}).get("config", {})
+        cfg = model_config(variables, training)
+        model = self.architecture.build(cfg)
+        model.load_state_dict(transformer_state(variables, cfg))
+        return model
 
     # -- tensors -------------------------------------------------------------------------------
     def _id_list(self, pieces: list[str]) -> list[int]:
