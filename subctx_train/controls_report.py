@@ -97,18 +97,24 @@ def formality_items(ctxpro: dict[str, list[CtxproItem]]) -> list[CtxproItem]:
 
 def ctxpro_rows(engine: Translator, manifest: Manifest, items: list[CtxproItem],
                 options: DecodeOptions) -> list[dict]:
-    """ctxpro formality accuracy untagged, with --formality auto and with the oracle tag."""
-    def accuracy(chosen: list[CtxproItem], asked: DecodeOptions) -> tuple[int, int]:
+    """ctxpro formality accuracy untagged, with --formality auto and with the oracle tag; the
+    first two also with each item's whole scene translated before its sentence (all its
+    context sentences, in order, as the app translates a film: where the carry of `auto` can
+    find the register an earlier line set)."""
+    def accuracy(chosen: list[CtxproItem], asked: DecodeOptions, whole: bool = False
+                 ) -> tuple[int, int]:
         if not chosen:
             return 0, 0
-        result = ctxpro_accuracy(engine, chosen, asked)["all"]
+        result = ctxpro_accuracy(engine, chosen, asked, whole=whole)["all"]
         return round(result["accuracy"] * result["items"]), result["items"]
 
     plain = replace(options, carry=None, controls=())
+    auto = replace(plain, carry=register_carry(manifest))
     rows = []
-    for name, asked in [("untagged", plain),
-                        ("--formality auto", replace(plain, carry=register_carry(manifest)))]:
-        right, n = accuracy(items, asked)
+    for name, asked, whole in [("untagged", plain, False), ("--formality auto", auto, False),
+                               ("untagged, whole scene", plain, True),
+                               ("--formality auto, whole scene", auto, True)]:
+        right, n = accuracy(items, asked, whole)
         rows.append({"ctxpro formality": name, "items": n,
                      "accuracy": round(right / n, 4) if n else ""})
     right = n = 0

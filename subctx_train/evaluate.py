@@ -261,10 +261,12 @@ def contains_form(translation: str, expected: str) -> bool:
 
 
 def ctxpro_accuracy(engine: Translator, items: list[CtxproItem], options: DecodeOptions,
-                    on_items: Progress | None = None) -> dict:
-    """Each item becomes a document of its last K+1 sentences, translated in order."""
+                    on_items: Progress | None = None, whole: bool = False) -> dict:
+    """Each item becomes a document of its last K+1 sentences (`whole`: all its sentences, as
+    the app translates a whole scene), translated in order."""
     k = max(0, min(options.context, engine.max_context))
-    docs = [Document(f"ctxpro/{i}", [Segment(s, None) for s in item.sentences[-(k + 1):]])
+    docs = [Document(f"ctxpro/{i}", [Segment(s, None) for s in
+                                     (item.sentences if whole else item.sentences[-(k + 1):])])
             for i, item in enumerate(items)]
     right: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for start in range(0, len(docs), 64):

@@ -55,8 +55,9 @@ def test_the_report_measures_every_tag_and_the_three_ctxpro_conditions(tagged, d
         assert row["lines with forms"] >= 0 and abs(row["ΔchrF"]) < 100
         assert abs(row["ΔchrF, lines without forms"]) < 100
     conditions = [r["ctxpro formality"] for r in report["ctxpro"]]
-    assert conditions[:2] == ["untagged", "--formality auto"] and "oracle" in conditions[2]
-    assert [r["items"] for r in report["ctxpro"]] == [3, 3, 3]  # ты, вас, ваш all have one
+    assert conditions[:4] == ["untagged", "--formality auto", "untagged, whole scene",
+                              "--formality auto, whole scene"] and "oracle" in conditions[4]
+    assert [r["items"] for r in report["ctxpro"]] == [3] * 5  # ты, вас, ваш all have one
 
 
 def test_the_command_prints_both_tables_and_writes_json(tagged, dev, tmp_path):
@@ -67,7 +68,7 @@ def test_the_command_prints_both_tables_and_writes_json(tagged, dev, tmp_path):
     assert result.exit_code == 0, result.output
     assert "control tags forced" in result.output and "ctxpro formality" in result.output
     report = json.loads(out.read_text())
-    assert len(report["forced"]) == 5 and len(report["ctxpro"]) == 3
+    assert len(report["forced"]) == 5 and len(report["ctxpro"]) == 5
 
 
 def test_a_model_that_ignores_its_tags_follows_none_and_changes_nothing(tagged, dev):
@@ -95,3 +96,28 @@ def test_a_model_without_tags_is_refused_in_one_line(tiny_bundle, dev):
                                       str(dev), "--threads", "1"])
     assert result.exit_code == 1 and "not trained with control tags" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_whole_scene_is_translated_before_the_items_sentence():
+    """`whole`: every context sentence of an item is translated, in order, so a carried
+    register can come from any earlier line; otherwise only the last K+1."""
+    from subctx_train.evaluate import CtxproItem, ctxpro_accuracy
+    from tests.review_fixtures import FakeTranslator
+
+    class Recording(FakeTranslator):
+        def __init__(self):
+            self.asked = []
+
+        def translate(self, requests, **kwargs):
+            self.asked += [r.text for r in requests]
+            return super().translate(requests, **kwargs)
+
+    item = CtxproItem("formality", "ты", ["Mom, I can't find my bag.", "It was on the table.",
+                                          "Can you see it?"])
+    for whole, expected in [(False, ["It was on the table.", "Can you see it?"]),
+                            (True, item.sentences)]:
+        engine = Recording()
+        result = ctxpro_accuracy(engine, [item], DecodeOptions(context=1), whole=whole)
+        # (a line may be decoded twice: with and without its context, for the scope)
+        assert list(dict.fromkeys(engine.asked)) == expected
+        assert result["all"] == {"accuracy": 1.0, "items": 1}
