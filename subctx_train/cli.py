@@ -396,9 +396,10 @@ def unbundle(
         metavar="BUNDLE", help="A CTranslate2 bundle, e.g. assets/models/en-ru.")],
     out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Run folder to write.")],
     control_tags: Annotated[bool, typer.Option(
-        "--control-tags", help="Add the control tags' pieces (<inf> <frm> <masc> <fem>) that a "
-                               "bundle made before them lacks, as new tokenizer ids and "
-                               "embedding rows, to fine-tune with --control-share.")] = False,
+        "--control-tags", metavar="",
+        help="Add the control tags' pieces (<inf> <frm> <masc> <fem>) that a bundle made "
+             "before them lacks, as new tokenizer ids and embedding rows, to fine-tune with "
+             "--control-share.")] = False,
 ) -> None:
     """A shipped bundle's weights (int8 dequantised) as a run folder that `train --init-from`
     starts from: to train the embedded model further where only the bundle travels."""
