@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from subctx.contract import Request, Translation
+from subctx.controls import for_line
 
 if TYPE_CHECKING:
     from subctx.controls import RegisterCarry
@@ -72,5 +73,6 @@ def build_request(units: Sequence[TimedText], contexts: Sequence[Sequence[int]],
     ctx = contexts[unit]
     target = tuple(translated[c].text if translated[c] else "" for c in ctx)
     carried = carry.piece(contexts, unit, translated) if carry is not None else None
-    return Request(units[unit].text, tuple(units[c].text for c in ctx), target,
-                   controls=(carried, *controls) if carried else controls)
+    english = units[unit].text
+    return Request(english, tuple(units[c].text for c in ctx), target,
+                   controls=for_line((carried, *controls) if carried else controls, english))

@@ -19,13 +19,17 @@ one line why this model cannot take them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from subctx import lexicon
-from subctx.bundle import Manifest
 from subctx.contract import SpecialTokens, Translation
 from subctx.errors import BundleError
+
+if TYPE_CHECKING:  # the manifest only names what a bundle knows (no import of the bundle)
+    from subctx.bundle import Manifest
 
 FORMALITY, SPEAKER_GENDER = "formality", "speaker_gender"
 INFORMAL, FORMAL, MASCULINE, FEMININE = "informal", "formal", "masculine", "feminine"
@@ -56,6 +60,46 @@ def tag_piece(value: str, tokens: SpecialTokens | None = None) -> str:
 def kind_of(value: str) -> str:
     """The kind a value belongs to (FEMININE -> SPEAKER_GENDER)."""
     return next(kind for kind, values in CONTROLS.items() if value in values)
+
+
+# -- where a line can show a kind ----------------------------------------------------------------
+_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|yourselves|ya|y'all|sorry)\b",
+                            re.IGNORECASE)  # (I'm) sorry: Извини / Извините
+_FIRST_PERSON = re.compile(r"(?<![\w'])(?:I|I'm|I've|I'd|I'll|me|myself)(?![\w'])")
+# words an order, an apology or a suggestion opens with: Russian says them to ты or to вы
+# (Sit down. -> Сядь / Сядьте; Sorry. -> Извини / Извините; Let's go. -> Давай / Давайте)
+_ADDRESS_OPENERS = (
+    "ask|be|believe|bring|buy|call|calm|catch|check|close|come|cut|dance|do|don't|drink|drop|"
+    "eat|enjoy|excuse|find|follow|forget|forgive|freeze|get|give|go|grab|guess|hand|hang|have|"
+    "help|hide|hit|hold|hurry|imagine|invite|keep|kill|kiss|knock|leave|let|let's|listen|look|"
+    "make|marry|meet|move|open|pay|pick|play|please|promise|put|quit|read|relax|remember|run|"
+    "say|see|send|show|shut|sign|sit|sleep|smile|sorry|speak|stand|stay|stop|take|talk|tell|"
+    "think|throw|trust|try|turn|use|wait|wake|watch|write")
+_INTERJECTIONS = "oh|okay|ok|well|now|so|and|but|hey|just|no|yes|yeah|come on|please|all right"
+_ADDRESS = re.compile(
+    rf"(?:^|[.!?…;:]\s*|(?:^|\s)-\s*)(?:(?:{_INTERJECTIONS})\b[,!.]?\s*)*"
+    rf"(?:[A-Z][a-z]+,\s*)?(?:{_ADDRESS_OPENERS})\b", re.IGNORECASE)
+
+
+def can_show(kind: str, english: str) -> bool:
+    """Whether the Russian of an English line can show a kind, so that its tag applies: ты/вы
+    where the line says 'you' or opens a clause with an order, an apology or a suggestion; the
+    speaker's gender where it says 'I' or 'me'. A tag on a line that shows neither is what
+    training never did (tags went only with targets that show them): it only moves the wording."""
+    if kind == FORMALITY:
+        return bool(_SECOND_PERSON.search(english) or _ADDRESS.search(english))
+    return bool(_FIRST_PERSON.search(english))
+
+
+def _kinds_of_pieces(tokens: SpecialTokens | None = None) -> dict[str, str]:
+    return {tag_piece(v, tokens): kind for kind, values in CONTROLS.items() for v in values}
+
+
+def for_line(controls: Iterable[str], english: str) -> tuple[str, ...]:
+    """The control pieces that apply to one English line (`can_show`); a piece of no known
+    kind always does."""
+    kinds = _kinds_of_pieces()
+    return tuple(p for p in controls if p not in kinds or can_show(kinds[p], english))
 
 
 def known_controls(has_piece: Callable[[str], bool], tokens: SpecialTokens | None = None

@@ -32,6 +32,7 @@ from subctx import agreement, lexicon
 from subctx.backends.output import loops
 from subctx.context import build_request
 from subctx.contract import Hypothesis, Request, Translation, Translator
+from subctx.controls import for_line
 from subctx.decoding import DecodeOptions, DocumentResult
 from subctx.units import render_cue
 from subctx.wrap import Layout, readability, visible_chars
@@ -73,7 +74,7 @@ def decoder_request(result: DocumentResult, unit: int, options: DecodeOptions) -
     text = result.plan.units[unit].text
     if (not result.contexts[unit] or result.translations[unit].fallback is not None
             or not options.scope.needs_context(text)):
-        return Request(text, controls=options.controls)
+        return Request(text, controls=for_line(options.controls, text))
     return build_request(result.plan.units, result.contexts, unit, result.translations,
                          options.controls, options.carry)
 

@@ -17,8 +17,10 @@ from subctx.controls import (
     MASCULINE,
     SPEAKER_GENDER,
     RegisterCarry,
+    can_show,
     choices,
     control_pieces,
+    for_line,
     known_controls,
     register_carry,
     tag_piece,
@@ -131,7 +133,26 @@ def test_the_nearest_translation_with_a_register_in_the_chain_gives_the_tag():
     assert carry.piece(contexts, 7, done) is None
 
 
+@pytest.mark.parametrize("english,formality,gender", [
+    ("Where are you?", True, False), ("Sit down.", True, False), ("Sorry.", True, False),
+    ("Joey, promise me something.", True, True), ("-What? -Go!", True, False),
+    ("Oh, come on!", True, False), ("I'm sorry I was late.", True, True),
+    ("Right. I got it.", False, True), ("Well, okay.", False, False),
+    ("It's terrific.", False, False), ("Casa de Joey.", False, False),
+    ("We had a good talk.", False, False), ("In it, a good idea.", False, False)])
+def test_a_tag_applies_where_the_english_can_show_its_kind(english, formality, gender):
+    """Training put a tag only on lines whose Russian showed it: ты/вы comes with a 'you', an
+    order, an apology; the speaker's gender with an 'I'. Elsewhere the tag is left out."""
+    assert can_show(FORMALITY, english) is formality
+    assert can_show(SPEAKER_GENDER, english) is gender
+    pieces = ("<frm>", "<fem>", "<other>")
+    assert for_line(pieces, english) == tuple(
+        p for p, shown in zip(pieces, (formality, gender, True), strict=True) if shown)
+
+
 def test_translating_a_scene_carries_its_register_before_other_tags():
+    """Each line gets the tags whose kind its English can show (controls.can_show): the carried
+    register where it says 'you', the speaker's gender where it says 'I'."""
     class Recorder:
         max_context, uses_target_context, supports_forced_start = 1, True, False
 
@@ -140,18 +161,22 @@ def test_translating_a_scene_carries_its_register_before_other_tags():
 
         def translate(self, requests, **kwargs):
             self.requests += requests
-            return [Translation({"Where are you?": "Ты где?", "At home.": "Дома."}
+            return [Translation({"Where are you, I wonder?": "Ты где, интересно?",
+                                 "I was at home. And you?": "Я была дома. А ты?"}
                                 .get(r.text, "Хорошо."), 0.0) for r in requests]
 
         def score(self, requests, candidates):
             return [Hypothesis(c, -1.0, 2) for c in candidates]
 
-    plan = DocumentPlan([], [Unit("Where are you?", 0.0, 1.0, 0), Unit("At home.", 1.5, 2.0, 1),
-                             Unit("And you?", 2.5, 3.0, 2), Unit("Fine.", 20.0, 21.0, 3)], [])
+    plan = DocumentPlan([], [Unit("Where are you, I wonder?", 0.0, 1.0, 0),
+                             Unit("I was at home. And you?", 1.5, 2.0, 1),
+                             Unit("At home.", 2.5, 3.0, 2), Unit("I'm fine.", 20.0, 21.0, 3)],
+                        [])
     model = Recorder()
     options = DecodeOptions(context=1, controls=("<fem>",), carry=RegisterCarry("<inf>", "<frm>"))
     translate_documents([plan], model, options)
     asked = {r.text: r.controls for r in model.requests if r.source_context}
-    assert asked == {"At home.": ("<inf>", "<fem>"), "And you?": ("<inf>", "<fem>")}
-    first = [r.controls for r in model.requests if r.text in ("Where are you?", "Fine.")]
+    assert asked == {"I was at home. And you?": ("<inf>", "<fem>"), "At home.": ()}
+    first = [r.controls for r in model.requests
+             if r.text in ("Where are you, I wonder?", "I'm fine.")]
     assert first and all(c == ("<fem>",) for c in first)  # scene starts are free

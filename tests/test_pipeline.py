@@ -314,10 +314,14 @@ def test_a_bundle_scope_survives_the_manifest_and_can_be_overridden():
 
 
 def test_control_tags_go_with_every_request_the_decoder_makes():
-    """--formality / --speaker-gender: the tags the options carry reach every request, with
-    context or without, translated or scored (the guard's)."""
+    """--formality / --speaker-gender: the tags the options carry reach every request of a line
+    that can show them (a 'you' and an 'I': controls.can_show), with context or without,
+    translated or scored (the guard's)."""
     rec = Recorder()
-    translate_documents([FILM], rec, DecodeOptions(context=1, controls=("<frm>", "<fem>")))
+    film = doc(("00:00:01,000", "00:00:02,000", "Did you see him? I did."),
+               ("00:00:02,500", "00:00:04,000", "I told you."),
+               ("00:00:04,500", "00:00:05,000", "I know you."))
+    translate_documents([film], rec, DecodeOptions(context=1, controls=("<frm>", "<fem>")))
     requests = [r for batch in rec.batches for r in batch]
     assert requests and all(r.controls == ("<frm>", "<fem>") for r in requests)
     assert any(r.target_context for r in requests)  # context requests carry them too

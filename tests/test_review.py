@@ -190,7 +190,7 @@ def test_with_a_tagged_model_carrying_a_choice_translates_again_with_the_registe
                                            strict=True)]
 
     film = "".join(f"{i}\n00:00:0{i},000 --> 00:00:0{i},900\n{t}\n\n" for i, t in enumerate(
-        ["Can you help me?", "Do you want coffee?"], 1))
+        ["Can you help me?", "Do you want coffee? I made some."], 1))
     sub = parse_srt_text(film)
     model = Tagged()
     options = DecodeOptions(context=1, controls=("<fem>",), carry=RegisterCarry("<inf>", "<frm>"))
@@ -198,4 +198,4 @@ def test_with_a_tagged_model_carrying_a_choice_translates_again_with_the_registe
                       ["Вы можете мне помочь?", "Ты хотел бы кофе?"])
     [change] = s.carry_choice(0)
     assert change.unit == 1 and s.texts[1] == "Вы хотели бы кофе?"
-    assert model.asked[0] == ("<frm>", "<fem>")  # the register tag, then the others
+    assert model.asked[0] == ("<frm>", "<fem>")  # the register tag, then the others (an "I")

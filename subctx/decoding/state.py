@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from subctx.context import build_request, document_contexts
 from subctx.contract import Hypothesis, Request, Translation, Translator
+from subctx.controls import for_line
 from subctx.decoding.scope import OUT_OF_SCOPE
 from subctx.guard import verdict
 from subctx.units import DocumentPlan, render_cues
@@ -100,7 +101,8 @@ class Run:
 
     def plain_request(self, unit: Unit) -> Request:
         """The request for a unit read alone (no context)."""
-        return Request(self.source(unit), controls=self.options.controls)
+        text = self.source(unit)
+        return Request(text, controls=for_line(self.options.controls, text))
 
     def previous(self, unit: Unit) -> list[str]:
         """The translations a unit reads as its context, as they stand."""
