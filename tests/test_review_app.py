@@ -226,3 +226,31 @@ async def test_g_translates_the_line_again_as_said_by_a_woman_then_a_man(tmp_pat
     plain = ReviewSession(sub, plan_document(sub), FakeTranslator(), DecodeOptions(context=1),
                           ["Я устал."])
     assert plain.set_speaker(0, "feminine") is None and plain.texts == ["Я устал."]
+
+
+def test_g_turns_the_past_tense_where_the_model_did_not_follow_its_tag():
+    """The tag is asked first; a translation still in the other gender («Я потерял сумку»
+    asked as a woman) becomes its variant with the past tense turned, which the model
+    continues (supports_forced_start: here the FakeTranslator keeps the string variant)."""
+    from subctx.contract import Translation
+    from subctx.controls import GenderTags
+    from subctx.decoding import DecodeOptions
+    from subctx.formats.srt import parse_srt_text
+    from subctx.review.choices import toward_speaker
+    from subctx.review.session import ReviewSession
+    from subctx.units import plan_document
+    from tests.review_fixtures import FakeTranslator
+
+    class Stubborn(FakeTranslator):
+        def translate(self, requests, **kwargs):
+            return [Translation("Ты поможешь мне? Я потерял сумку.", -0.5) for _ in requests]
+
+    sub = parse_srt_text("1\n00:00:01,000 --> 00:00:02,000\nCan you help me? I lost my bag.\n")
+    options = DecodeOptions(context=1, genders=GenderTags("<masc>", "<fem>"))
+    session = ReviewSession(sub, plan_document(sub), Stubborn(), options,
+                            ["Ты поможешь мне? Я потерял сумку."])
+    session.set_speaker(0, "feminine")
+    assert session.texts[0] == "Ты поможешь мне? Я потеряла сумку."
+    assert toward_speaker("Я потеряла сумку.", feminine=True) is None  # already hers
+    assert toward_speaker("Он потерял сумку.", feminine=True) is None  # no я: not the speaker's
+    assert toward_speaker("Я потеряла сумку.", feminine=False) == "Я потерял сумку."

@@ -149,6 +149,20 @@ def _past_tense_to(text: str, ending: str) -> str:
     return lexicon.PAST_TENSE.sub(change, text)
 
 
+def toward_speaker(russian: str, feminine: bool) -> str | None:
+    """The line with its past tense after 'я' turned to the speaker's gender asked, where it
+    shows only the other one (я потерял -> я потеряла); None where there is nothing to turn."""
+    if not _contains(russian, "я"):
+        return None
+    endings = {m.group(2).lower() for m in lexicon.PAST_TENSE.finditer(russian)
+               if m.group(1).lower() not in lexicon.NOT_PAST_STEMS}
+    other, wanted = ("л", "ла") if feminine else ("ла", "л")
+    if other not in endings or wanted in endings:
+        return None
+    flipped = _flip_past_tense(russian)
+    return flipped if flipped != russian else None
+
+
 def _flip_past_tense(text: str) -> str:
     """Masculine <-> feminine past tense of verbs after 'я' (я сделал <-> я сделала)."""
     if not _contains(text, "я"):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from subctx.context import build_request, document_contexts
 from subctx.contract import Request, Translation, Translator
+from subctx.controls import FEMININE
 from subctx.decoding import DecodeOptions
 from subctx.formats import SubtitleFile
 from subctx.layout import piece_words
@@ -22,6 +23,7 @@ from subctx.review.choices import (
     forced_head,
     forced_variants,
     politeness,
+    toward_speaker,
 )
 from subctx.textio import atomic_write_text
 from subctx.units import DocumentPlan, render_cues
@@ -257,8 +259,13 @@ class ReviewSession:
         if genders is None:
             return None
         request = self.request(unit)
-        text = self._translated(replace(request, controls=(*genders.without(request.controls),
-                                                           genders.piece(value))))
+        tagged = replace(request, controls=(*genders.without(request.controls),
+                                            genders.piece(value)))
+        text = self._translated(tagged)
+        turned = toward_speaker(text, feminine=value == FEMININE)
+        if turned is not None:  # the model did not follow its tag here: its own variant with
+            # the past tense turned, continued by it so that the rest agrees
+            [text] = self._decoded_variants(tagged, text, [turned])
         self.speakers[unit] = value
         return self.set_text(unit, text, f"speaker {value}")
 
