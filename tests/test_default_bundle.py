@@ -37,3 +37,30 @@ def test_sample_translates_to_russian(tmp_path):
     latin = len(re.findall(r"[a-z]", re.sub(r"<[^>]+>", "", text), re.IGNORECASE))
     assert cyrillic > 5 * latin
     assert translated.cues[3].lines[0].startswith("[")  # the sound cue keeps its brackets
+
+
+CONTROLS_BUNDLE = default_bundle_path().parent / "en-ru-controls"
+
+
+def test_the_controls_bundle_obeys_its_tags(tmp_path):
+    """assets/models/en-ru-controls (the embedded model fine-tuned with control tags): the
+    register and the speaker's gender asked come out in the forms of the lines that show them."""
+    from subctx import lexicon
+    from subctx.controls import FORMALITY, SPEAKER_GENDER
+
+    assert load_bundle(CONTROLS_BUNDLE).manifest.controls == [FORMALITY, SPEAKER_GENDER]
+    film = tmp_path / "film.srt"
+    film.write_text("1\n00:00:01,000 --> 00:00:02,500\nCan you help me?\n\n"
+                    "2\n00:00:03,000 --> 00:00:04,500\nI was sure you saw it.\n",
+                    encoding="utf-8")
+    for formality, gender, register, sure in [("informal", "feminine", lexicon.INFORMAL,
+                                               "уверена"),
+                                              ("formal", "masculine", lexicon.FORMAL, "уверен")]:
+        out = tmp_path / f"{formality}.srt"
+        result = CliRunner().invoke(app, ["translate", str(film), "--model", str(CONTROLS_BUNDLE),
+                                          "--formality", formality, "--speaker-gender", gender,
+                                          "-o", str(out), "--threads", "1"])
+        assert result.exit_code == 0, result.output
+        first, second = (" ".join(c.lines) for c in read_subtitles(out).cues)
+        assert lexicon.register(first) == register, first
+        assert sure in lexicon.words(second), second
