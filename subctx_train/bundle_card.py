@@ -113,6 +113,7 @@ def export_run(source: Path, out: Path, quantize: str | None = None, max_gap: fl
     model, cfg, run_dir, extra = _load(source)
     info = _training_info(run_dir, cfg, extra)
     info["parameters"] = sum(p.numel() for p in model.parameters())
+    info["vocabulary"] = model.cfg.vocab_size  # the pieces it has (tags added later included)
     run_config = json.loads((run_dir / "config.json").read_text())
     info["device"] = run_config.get("hardware") or ("cuda" if torch.cuda.is_available()
                                                     else "cpu")
@@ -309,7 +310,8 @@ def model_card(manifest: Manifest) -> str:
         "",
         f"- **Architecture**: {arch}; pre-norm Transformer, d={cfg.get('d_model')}, "
         f"{cfg.get('enc_layers')}+{cfg.get('dec_layers')} layers, {cfg.get('n_heads')} heads, "
-        f"FFN {cfg.get('ff_dim')}, shared {cfg.get('vocab_size')}-piece SentencePiece "
+        f"FFN {cfg.get('ff_dim')}, shared {t.get('vocabulary') or cfg.get('vocab_size')}-piece "
+        "SentencePiece "
         f"vocabulary, {t.get('parameters', 0) / 1e6:.1f}M parameters, "
         f"{t.get('quantization')} weights.",
         f"- **Context**: up to {ctx.max_k} previous sentence(s) (trained on a K mix "
