@@ -91,15 +91,14 @@ def can_show(kind: str, english: str) -> bool:
     return bool(_FIRST_PERSON.search(english))
 
 
-def _kinds_of_pieces(tokens: SpecialTokens | None = None) -> dict[str, str]:
-    return {tag_piece(v, tokens): kind for kind, values in CONTROLS.items() for v in values}
+_PIECE_KINDS = {tag_piece(v): kind for kind, values in CONTROLS.items() for v in values}
 
 
 def for_line(controls: Iterable[str], english: str) -> tuple[str, ...]:
     """The control pieces that apply to one English line (`can_show`); a piece of no known
     kind always does."""
-    kinds = _kinds_of_pieces()
-    return tuple(p for p in controls if p not in kinds or can_show(kinds[p], english))
+    return tuple(p for p in controls
+                 if p not in _PIECE_KINDS or can_show(_PIECE_KINDS[p], english))
 
 
 def known_controls(has_piece: Callable[[str], bool], tokens: SpecialTokens | None = None

@@ -67,6 +67,11 @@ def _init_from(run_dir: Path) -> str | None:
     return json.loads(config.read_text()).get("init_from") if config.exists() else None
 
 
+def _stages(pre: list | dict | None) -> list[dict]:
+    """The recorded stages before a run's: a list (bundles before chains recorded one dict)."""
+    return pre if isinstance(pre, list) else [pre] if pre else []
+
+
 def _stage_data(data: dict | None) -> dict:
     return {k: data[k] for k in ("pairs", "synthetic_pairs") if k in data} if data else {}
 
@@ -208,7 +213,7 @@ def _budget(t: dict) -> str:
         passes = f"{epochs} full epochs" if epochs else "less than one epoch"
         return (f"{t.get('steps')} steps ({passes}), {t.get('minutes')} min on {hardware} "
                 f"({precision} precision)")
-    stages = pre if isinstance(pre, list) else [pre]  # bundles before chains: one stage
+    stages = _stages(pre)
     where = [_hardware(s.get("device")) or hardware for s in stages] + [hardware]
     mixed = len(set(where)) > 1  # then each stage says where it ran
     parts, done = [], 0
@@ -254,8 +259,7 @@ def _data(data: dict | None, weights: dict, stages: list | dict | None = None) -
 
 
 def _earlier_data(data: dict | None, stages: list | dict | None) -> str:
-    seen = [s for s in (stages if isinstance(stages, list) else [stages] if stages else [])
-            if "pairs" in s and _stage_data(s) != _stage_data(data)]
+    seen = [s for s in _stages(stages) if "pairs" in s and _stage_data(s) != _stage_data(data)]
     if not seen:
         return ""
     return " Before: " + "; ".join(

@@ -155,12 +155,18 @@ def toward_speaker(russian: str, feminine: bool) -> str | None:
     if not _contains(russian, "я"):
         return None
     endings = {m.group(2).lower() for m in lexicon.PAST_TENSE.finditer(russian)
-               if m.group(1).lower() not in lexicon.NOT_PAST_STEMS}
+               if _gendered_past(m)}
     other, wanted = ("л", "ла") if feminine else ("ла", "л")
     if other not in endings or wanted in endings:
         return None
     flipped = _flip_past_tense(russian)
     return flipped if flipped != russian else None
+
+
+def _gendered_past(match: re.Match) -> bool:
+    """Whether a PAST_TENSE match is a masculine or feminine past tense (not a noun)."""
+    return match.group(1).lower() not in lexicon.NOT_PAST_STEMS \
+        and match.group(2).lower() in ("л", "ла")
 
 
 def _flip_past_tense(text: str) -> str:
@@ -170,7 +176,7 @@ def _flip_past_tense(text: str) -> str:
 
     def flip(match: re.Match) -> str:
         stem, ending, reflexive = match.group(1), match.group(2), match.group(3) or ""
-        if stem.lower() in lexicon.NOT_PAST_STEMS or ending.lower() not in ("л", "ла"):
+        if not _gendered_past(match):
             return match.group(0)
         if ending.lower() == "л":
             return f"{stem}ла{'сь' if reflexive else ''}"
