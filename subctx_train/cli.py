@@ -733,6 +733,87 @@ def controls_report_command(
     _json_out(json_file, report)
 
 
+@app.command("register-cues", cls=PlainCommand)
+def register_cues(
+    data: Annotated[list[Path], typer.Argument(
+        metavar="DATA...", exists=True, help="Training .jsonl files or folders.")],
+    out: Annotated[Path, typer.Option(metavar="FILE", help="Where the weights go "
+                                                             "(feature<TAB>weight).")],
+    exclude: Annotated[list[str] | None, typer.Option(
+        metavar="NAME", help="A file name to leave out (repeatable; ctxpro_dev.jsonl holds "
+                             "the ctxpro dev items).")] = None,
+    dev_root: Annotated[Path | None, typer.Option(
+        metavar="DIR", help="shared/data/en-ru/dev: accuracy on ctxpro formality and "
+                            "friends_dev as well.")] = None,
+    held: Annotated[int, typer.Option(metavar="N", help="Examples held out of fitting.")] = 5000,
+    min_count: Annotated[int, typer.Option(metavar="N", help="Fewest sightings of a "
+                                                              "feature.")] = 50,
+    epochs: Annotated[int, typer.Option(metavar="N")] = 2,
+    lr: Annotated[float, typer.Option(metavar="LR")] = 0.01,
+    margin: Annotated[float, typer.Option(
+        metavar="M", help="Confidence (distance from 0.5) at which --formality auto follows "
+                          "the cues, for the report.")] = 0.25,
+    model: Annotated[Path | None, typer.Option(
+        metavar="BUNDLE", help="With --dev-root: what the cues could change in this model's "
+                               "translations of ctxpro formality.")] = None,
+    ctxpro_limit: Annotated[int, typer.Option(metavar="N", help="ctxpro items for "
+                                                                "--model.")] = 1500,
+    threads: ThreadsOpt = 0,
+    json_file: Annotated[Path | None, typer.Option("--json", metavar="FILE")] = None,
+) -> None:
+    """How much English alone tells of ты and вы: fit a linear model of the cues on training
+    documents (subctx_train.register_fit), say how often it is right on held-out and dev lines,
+    and, with --model, how many of a model's translations asking for its вы could mend or
+    break."""
+    import random
+
+    from rich.console import Console
+
+    from subctx.bundle import load_bundle
+    from subctx.decoding import DecodeOptions
+    from subctx_train.data import Document, Segment, jsonl_files, read_documents
+    from subctx_train.evaluate import read_ctxpro, translate_corpus
+    from subctx_train.register_fit import ctxpro_examples, examples, fit, headroom, report_row
+    from subctx_train.report import show_table
+
+    left_out = set(exclude or [])
+    files = [f for f in jsonl_files(data) if f.name not in left_out]
+    console = Console(stderr=True)
+    with console.status(f"reading {len(files)} files"):
+        every = list(examples(read_documents(files), carry_dropout=0.3))
+    random.Random(1).shuffle(every)
+    kept, train = every[:held], every[held:]
+    cues = fit(train, min_count=min_count, epochs=epochs, lr=lr,
+               on_epoch=lambda e, loss: console.print(f"epoch {e}: loss {loss:.4f}"))
+    cues.write(out)
+    rows = [report_row("held out of training", cues, kept, margin)]
+    if dev_root is not None:
+        items = [i for name, its in read_ctxpro(dev_root / "ctxpro").items()
+                 if "formality" in name for i in its]
+        rows.append(report_row("ctxpro formality dev (English scene only)", cues,
+                               ctxpro_examples(items), margin))
+        friends = read_documents([dev_root / "friends_dev.jsonl"])
+        rows.append(report_row("friends_dev, reference register carried", cues,
+                               list(examples(friends)), margin))
+        rows.append(report_row("friends_dev, nothing carried", cues,
+                               list(examples(friends, carry_dropout=1.0)), margin))
+    show_table(f"register cues ({len(cues.weights):,} weights, {len(train):,} examples)", rows)
+    report = {"weights": len(cues.weights), "examples": len(train), "rows": rows}
+    if model is not None and dev_root is not None:
+        items = [i for name, its in read_ctxpro(dev_root / "ctxpro", ctxpro_limit).items()
+                 if "formality" in name for i in its]
+        docs = [Document(f"ctxpro/{n}", [Segment(s, None) for s in item.sentences[-2:]])
+                for n, item in enumerate(items)]
+        engine = _engine(model, Device.cpu, threads)
+        with console.status(f"translating {len(items)} ctxpro items"):
+            outputs = translate_corpus(engine, docs, DecodeOptions.for_model(
+                load_bundle(model).manifest.context))
+        report["headroom"] = headroom(cues, items, [out[-1] for out in outputs])
+        show_table(f"asking for вы where the cues are sure ({model.name}, untagged, ctxpro "
+                   f"formality)", report["headroom"])
+    _json_out(json_file, report)
+
+
 @app.command("dev-table", cls=PlainCommand)
 def dev_table(
     reports: Annotated[list[Path], typer.Argument(
