@@ -751,8 +751,8 @@ def register_cues(
     epochs: Annotated[int, typer.Option(metavar="N")] = 2,
     lr: Annotated[float, typer.Option(metavar="LR")] = 0.01,
     margin: Annotated[float, typer.Option(
-        metavar="M", help="Confidence (distance from 0.5) at which --formality auto follows "
-                          "the cues, for the report.")] = 0.25,
+        metavar="M", help="Confidence (distance from 0.5) the report counts as "
+                          "sure.")] = 0.25,
     model: Annotated[Path | None, typer.Option(
         metavar="BUNDLE", help="With --dev-root: what the cues could change in this model's "
                                "translations of ctxpro formality.")] = None,

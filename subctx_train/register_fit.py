@@ -147,16 +147,15 @@ def accuracy(cues: RegisterCues, held: list[Example]) -> float:
 
 
 def report_row(name: str, cues: RegisterCues, held: list[Example], margin: float) -> dict:
-    """Accuracy on some examples, and what `--formality auto` does with them: the share the
-    cues decide (confidence over `margin`) and how often those decisions are right, per
-    register said."""
+    """Accuracy on some examples, the share the cues are sure of (confidence over `margin`)
+    and how often those are right, per register said."""
     row: dict = {"examples": name, "n": len(held),
                  "вы share": round(sum(ex.formal for ex in held) / max(1, len(held)), 3),
                  "accuracy": round(accuracy(cues, held), 3)}
     limit = math.log((0.5 + margin) / (0.5 - margin))
     logits = [(cues.logit(ex.features), ex.formal) for ex in held]
     decided = [(z > 0, formal) for z, formal in logits if abs(z) > limit]
-    row["decided"] = round(len(decided) / max(1, len(held)), 3)
+    row["sure"] = round(len(decided) / max(1, len(held)), 3)
     for said, label in ((True, "вы said: right"), (False, "ты said: right")):
         chosen = [formal == said for s, formal in decided if s == said]
         row[label] = f"{sum(chosen) / max(1, len(chosen)):.3f} of {len(chosen)}"
