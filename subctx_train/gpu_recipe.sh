@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # One training run on a lent GPU machine (the `device` tool), or the same on this CPU (--cpu).
 #
-# here:     bash subctx_train/gpu_recipe.sh pack --train T... [--bt B...] --dev D... [--spm M]
+# here:     bash subctx_train/gpu_recipe.sh park   (before a session's first call)
+#             the bundles of assets/models but the shipped default go to .device/parked: the
+#             working tree a call copies is 24 MiB without them, 48 MiB with; `unpark` after
+#             the session's last call puts them back (commit nothing in between)
+#           bash subctx_train/gpu_recipe.sh pack --train T... [--bt B...] --dev D... [--spm M]
 #             [--devroot shared/data/en-ru/dev] (for `report`)
 #             -> .device/recipe.tar.xz: the documents as columns (pack-docs), xz -9; it and the
 #             working tree must fit the 64 MiB a device call carries
@@ -83,6 +87,7 @@ DEVICE_DIR=${DEVICE_DIR:-.device}  # where pack-bt writes
 XZ=${XZ:--9}  # xz's preset for packs
 PY=${PYTHON:-python3}
 EMBEDDED=${EMBEDDED:-assets/models/en-ru}  # the shipped model (rows fine-tunes it)
+MODELS=${MODELS:-assets/models}  # the bundles in the working tree (park, unpark)
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 
 die() { echo "gpu_recipe: $*" >&2; exit 2; }
@@ -124,14 +129,48 @@ write_pack() {
     tar -C "$1" -cf - "$2" | xz -T2 "$XZ" > "$3"
     local size tree
     size=$(stat -c %s "$3")
-    tree=$(git ls-files -z 2>/dev/null | xargs -0 stat -c %s 2>/dev/null \
-           | awk '{ s += $1 } END { print s + 0 }')
+    tree=$(tree_bytes)
     echo "packed $3: $(mib "$size") MiB (the working tree: $(mib "$tree") MiB)"
     [ $((size + tree)) -le $((64 * 1048576)) ] \
         || die "pack: $3 and the working tree are over 64 MiB; carry less data"
 }
 
 mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
+
+tree_bytes() {
+    # the bytes of the tracked files in the working tree (what a device call copies); a
+    # tracked file that is not there (a parked bundle) counts nothing and fails nothing
+    { git ls-files -z 2>/dev/null | xargs -0 stat -c %s 2>/dev/null || true; } \
+        | awk '{ s += $1 } END { print s + 0 }'
+}
+
+park() {
+    # park: every bundle in $MODELS but the shipped default ($EMBEDDED) out of the working
+    # tree, into $DEVICE_DIR/parked: a device call copies the tree, and the packs fit beside
+    # it only without them
+    mkdir -p "$DEVICE_DIR/parked"
+    local bundle name
+    for bundle in "$MODELS"/*/; do
+        bundle=${bundle%/}; name=$(basename "$bundle")
+        [ "$name" = "$(basename "$EMBEDDED")" ] && continue
+        [ -e "$DEVICE_DIR/parked/$name" ] && die "park: $DEVICE_DIR/parked/$name is there already"
+        mv "$bundle" "$DEVICE_DIR/parked/"
+        echo "parked $bundle"
+    done
+    echo "the working tree: $(mib "$(tree_bytes)") MiB; after the session: unpark (commit nothing before)"
+}
+
+unpark() {
+    # unpark: the parked bundles back into $MODELS
+    local bundle name
+    for bundle in "$DEVICE_DIR"/parked/*/; do
+        [ -d "$bundle" ] || continue
+        bundle=${bundle%/}; name=$(basename "$bundle")
+        [ -e "$MODELS/$name" ] && die "unpark: $MODELS/$name is there already"
+        mv "$bundle" "$MODELS/"
+        echo "back: $MODELS/$name"
+    done
+}
 
 pack_bt() {
     # pack-bt NAME B...: synthetic documents as their own pack, for a second carry
@@ -553,6 +592,8 @@ command=${1:-}
 shift || true
 case $command in
     pack) pack "$@" ;;
+    park) park ;;
+    unpark) unpark ;;
     pack-mono) pack_mono "$@" ;;
     pack-bt) pack_bt "$@" ;;
     prepare) unpack ;;

@@ -302,3 +302,52 @@ def test_back_translations_in_a_second_pack_join_the_first_on_a_warm_machine(tmp
     assert recipe("wait", "--seconds", "240", check=False).returncode == 0
     command = (tmp_path / "device" / "run.sh").read_text()
     assert str(tmp_path / "device" / "data" / "bt") in command
+
+
+def test_park_takes_the_other_bundles_out_of_the_tree_and_unpark_brings_them_back(tmp_path):
+    """A device call copies the working tree: the opt-in bundles wait in .device/parked while a
+    session's packs travel, the shipped default stays (rows and start read it)."""
+    models = tmp_path / "models"
+    for name in ("en-ru", "en-ru-controls", "other"):
+        (models / name).mkdir(parents=True)
+        (models / name / "model.bin").write_bytes(name.encode())
+    recipe = _runner(tmp_path, MODELS=str(models), EMBEDDED=str(models / "en-ru"),
+                     DEVICE_DIR=str(tmp_path / "device-dir"))
+    shown = recipe("park").stdout
+    parked = tmp_path / "device-dir" / "parked"
+    assert sorted(p.name for p in models.iterdir()) == ["en-ru"]
+    assert sorted(p.name for p in parked.iterdir()) == ["en-ru-controls", "other"]
+    assert "the working tree:" in shown and "unpark" in shown
+    (models / "other").mkdir()  # a bundle of that name again: refused, nothing moves
+    refused = recipe("park", check=False)
+    assert refused.returncode == 2 and "is there already" in refused.stderr
+    assert sorted(p.name for p in models.iterdir()) == ["en-ru", "other"]
+    (models / "other").rmdir()
+    recipe("unpark")
+    assert sorted(p.name for p in models.iterdir()) == ["en-ru", "en-ru-controls", "other"]
+    assert (models / "other" / "model.bin").read_bytes() == b"other"
+    assert not list(parked.iterdir())
+
+
+def test_a_pack_counts_the_tree_as_it_stands_with_a_tracked_bundle_parked(tmp_path):
+    """`pack-bt` in a tree whose tracked files are not all there (a parked bundle): the
+    missing files count nothing and the pack is written (it used to stop without a word)."""
+    tree = tmp_path / "tree"
+    (tree / "subctx_train").mkdir(parents=True)
+    (tree / "subctx_train" / "gpu_recipe.sh").write_text(
+        (ROOT / "subctx_train/gpu_recipe.sh").read_text())
+    (tree / "parked.bin").write_bytes(b"x" * 1000)
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+    for args in (["init", "-q"], ["add", "."]):
+        subprocess.run(["git", *args], cwd=tree, check=True, env=env)
+    (tree / "parked.bin").unlink()
+    synthetic = tmp_path / "synthetic"
+    synthetic.mkdir()
+    _docs(synthetic / "novels.jsonl", 2)
+    shown = subprocess.run(["bash", str(tree / "subctx_train/gpu_recipe.sh"), "pack-bt", "beam",
+                            str(synthetic)], capture_output=True, text=True, timeout=120,
+                           env={**env, "PYTHON": sys.executable, "PYTHONPATH": str(ROOT),
+                                "DEVICE_DIR": str(tmp_path / "dotdevice")})
+    assert shown.returncode == 0, shown.stderr
+    assert "(the working tree: 0.0 MiB)" in shown.stdout
+    assert (tmp_path / "dotdevice" / "bt-beam.tar.xz").is_file()
