@@ -59,7 +59,35 @@ def _training_info(run_dir: Path, cfg: TrainConfig, extra: dict) -> dict:
     if stages:  # a fine-tuned model: its budget includes the runs it started from
         info["init_from"] = _init_from(run_dir)
         info["pretraining"] = stages
+    config = run_dir / "config.json"
+    resumed = json.loads(config.read_text()).get("resumed") if config.exists() else None
+    if resumed:  # resumed with other settings: the card says from which step
+        info["resumed"] = resumed
     return info
+
+
+def _share_changes(t: dict) -> list[tuple[int, float]]:
+    """(step, control share from then on) of each resume that changed the share."""
+    return [(r["at_step"], r["changed"]["control_share"][1]) for r in t.get("resumed") or []
+            if "control_share" in r.get("changed", {})]
+
+
+def _first_value(t: dict, field: str, value):
+    """A config field's value when the run began (before any resume changed it)."""
+    for r in t.get("resumed") or []:
+        if field in r.get("changed", {}):
+            return r["changed"][field][0]
+    return value
+
+
+def _resumes(t: dict) -> str:
+    """'; resumed at step N with FIELD a → b, ...' for each resume that changed settings."""
+    return "".join(
+        f"; resumed at step {r['at_step']:,} with "
+        + ", ".join(f"{k} {a} → {b}" for k, (a, b) in r["changed"].items()
+                    if k != "budget_minutes")
+        for r in t.get("resumed") or []
+        if any(k != "budget_minutes" for k in r.get("changed", {})))
 
 
 def _init_from(run_dir: Path) -> str | None:
@@ -281,7 +309,7 @@ def _run_data(data: dict | None, weights: dict) -> str:
             f"corpus: {corpora}. Files: {', '.join(data['sources']) or 'not recorded'}.")
 
 
-def _controls_line(manifest: Manifest, cfg: dict) -> str:
+def _controls_line(manifest: Manifest, cfg: dict, t: dict | None = None) -> str:
     """What the card says of control tags: which ones the model knows and how it learnt them."""
     if not manifest.controls:
         return ("none: trained without them, so `--formality` and `--speaker-gender` are "
@@ -292,8 +320,10 @@ def _controls_line(manifest: Manifest, cfg: dict) -> str:
     known = [words[kind].format(*(f"`{tag_piece(v, manifest.special_tokens)}`"
                                   for v in CONTROLS[kind]))
              for kind in manifest.controls if kind in words]
-    share = cfg.get("control_share")
-    trained = (f"; {share:.0%} of the training sources whose Russian shows one (ты / вы, я "
+    t = t or {}
+    share = _first_value(t, "control_share", cfg.get("control_share"))
+    later = "".join(f" ({value:.0%} from step {step:,})" for step, value in _share_changes(t))
+    trained = (f"; {share:.0%}{later} of the training sources whose Russian shows one (ты / вы, я "
                "сделал / сделала: subctx_train.labels) started with its tag, the rest with none, "
                "so the model also translates without them" if share else "")
     return " and ".join(known) + trained + "."
@@ -326,9 +356,9 @@ def model_card(manifest: Manifest) -> str:
         f"{'on' if ctx.guard else 'off'} by default (`--guard/--no-guard`); context may change "
         f"{SCOPES[ctx.scope].words} "
         f"by default (`--context-scope`).",
-        f"- **Control tags**: {_controls_line(manifest, cfg)}",
+        f"- **Control tags**: {_controls_line(manifest, cfg, t)}",
         f"- **Data**: {_data(t.get('data'), weights, t.get('pretraining'))}",
-        f"- **Training**: {_budget(t)}; final weights: {t.get('weights')}.",
+        f"- **Training**: {_budget(t)}{_resumes(t)}; final weights: {t.get('weights')}.",
         "",
         "## Dev scores (measured on this bundle)",
         "",

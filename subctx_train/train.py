@@ -302,6 +302,23 @@ def _format(record: dict) -> str:
                      for k in keys if k in record)
 
 
+
+def resumed_record(before: dict, now: dict, step: int) -> dict:
+    """A resumed run's config.json: the new record, with the run's start (`init_from`) kept
+    where this resume names none, and under `resumed` each resume that changed settings: its
+    step and {field: [before, after]} (the training config's fields and the hardware)."""
+    changed = {k: [v, now["train"].get(k)] for k, v in before.get("train", {}).items()
+               if now["train"].get(k) != v}
+    if before.get("hardware") != now["hardware"]:
+        changed["hardware"] = [before.get("hardware"), now["hardware"]]
+    record = {**now, "init_from": now["init_from"] or before.get("init_from")}
+    resumes = list(before.get("resumed") or [])
+    if changed:
+        resumes.append({"at_step": step, "changed": changed})
+    if resumes:
+        record["resumed"] = resumes
+    return record
+
 class Trainer:
     """Trains one model in `run_dir`; calling `train()` again resumes where it stopped.
     `init_from` starts a new run from another run's weights (e.g. a context-aware model from the
@@ -419,8 +436,11 @@ class Trainer:
         record = {"train": self.cfg.to_dict(), "model": self.model_cfg.to_dict(),
                   "init_from": str(self.init_from) if self.init_from else None,
                   "data": self.data, "hardware": describe_hardware(self.device, self.info.world)}
-        (self.run_dir / "config.json").write_text(json.dumps(record, indent=1,
-                                                             ensure_ascii=False))
+        path = self.run_dir / "config.json"
+        if self.state.step and path.exists():  # resumed: keep where the run began, and say
+            # which settings changed from here on
+            record = resumed_record(json.loads(path.read_text()), record, self.state.step)
+        path.write_text(json.dumps(record, indent=1, ensure_ascii=False))
 
     # -- evaluation --------------------------------------------------------------------------
     @torch.no_grad()

@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from subctx.backends.ct2 import CTranslate2Backend
-from subctx.bundle import load_bundle
+from subctx.bundle import default_bundle_path, load_bundle
 from subctx.cli import app as subctx_app
 from subctx_train.bundle_card import (
     _budget,
@@ -286,3 +286,29 @@ def test_context_nll_scores_no_gold_and_own_previous_translation(trained, tmp_pa
     assert result.exit_code == 0, result.output
     row = json.loads((tmp_path / "nll.json").read_text())["context_nll"][0]
     assert row["examples"] == len(CORPUS) - 1 and row["own"] == pytest.approx(same.own, abs=1e-4)
+
+
+def test_a_resumed_run_keeps_its_start_and_says_what_changed(tmp_path):
+    """Resuming without --init-from keeps the start the run recorded; settings changed on
+    resume are listed with their step, and the card says them (the tag share per stretch)."""
+    from subctx_train.bundle_card import _controls_line, _resumes
+    from subctx_train.train import resumed_record
+
+    before = {"train": {"control_share": 0.5, "budget_minutes": 100.0, "lr": 1.0},
+              "init_from": "runs/base", "hardware": "2 CPUs", "data": {}}
+    now = {"train": {"control_share": 0.7, "budget_minutes": 70.0, "lr": 1.0},
+           "init_from": None, "hardware": "2 CPUs", "data": {}}
+    record = resumed_record(before, now, 200)
+    assert record["init_from"] == "runs/base"
+    assert record["resumed"] == [{"at_step": 200, "changed": {
+        "control_share": [0.5, 0.7], "budget_minutes": [100.0, 70.0]}}]
+    again = resumed_record(record, {**now, "train": {**now["train"], "lr": 0.5}}, 300)
+    assert [r["at_step"] for r in again["resumed"]] == [200, 300]
+    assert resumed_record(before, {**before, "init_from": None}, 200).get("resumed") is None
+
+    t = {"resumed": again["resumed"]}
+    assert _resumes(t) == ("; resumed at step 200 with control_share 0.5 → 0.7; resumed at "
+                           "step 300 with lr 1.0 → 0.5")
+    manifest = replace(load_bundle(default_bundle_path()).manifest, controls=["formality"])
+    line = _controls_line(manifest, {"control_share": 0.7}, t)
+    assert "; 50% (70% from step 200) of the training sources" in line
