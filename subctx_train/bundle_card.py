@@ -59,40 +59,38 @@ def _training_info(run_dir: Path, cfg: TrainConfig, extra: dict) -> dict:
     if stages:  # a fine-tuned model: its budget includes the runs it started from
         info["init_from"] = _init_from(run_dir)
         info["pretraining"] = stages
-    config = run_dir / "config.json"
-    resumed = json.loads(config.read_text()).get("resumed") if config.exists() else None
+    resumed = _run_config(run_dir).get("resumed")
     if resumed:  # resumed with other settings: the card says from which step
         info["resumed"] = resumed
     return info
 
 
-def _share_changes(t: dict) -> list[tuple[int, float]]:
-    """(step, control share from then on) of each resume that changed the share."""
-    return [(r["at_step"], r["changed"]["control_share"][1]) for r in t.get("resumed") or []
-            if "control_share" in r.get("changed", {})]
-
-
-def _first_value(t: dict, field: str, value):
-    """A config field's value when the run began (before any resume changed it)."""
-    for r in t.get("resumed") or []:
-        if field in r.get("changed", {}):
-            return r["changed"][field][0]
-    return value
+def _field_changes(t: dict, field: str) -> list[tuple[int, object, object]]:
+    """(step, before, after) of each resume that changed a config field."""
+    return [(r["at_step"], *r["changed"][field]) for r in t.get("resumed") or []
+            if field in r.get("changed", {})]
 
 
 def _resumes(t: dict) -> str:
-    """'; resumed at step N with FIELD a → b, ...' for each resume that changed settings."""
-    return "".join(
-        f"; resumed at step {r['at_step']:,} with "
-        + ", ".join(f"{k} {a} → {b}" for k, (a, b) in r["changed"].items()
-                    if k != "budget_minutes")
-        for r in t.get("resumed") or []
-        if any(k != "budget_minutes" for k in r.get("changed", {})))
+    """'; resumed at step N with FIELD a → b, ...' for each resume that changed settings
+    (other than its time budget)."""
+    parts = []
+    for r in t.get("resumed") or []:
+        shown = [f"{k} {a} → {b}" for k, (a, b) in r.get("changed", {}).items()
+                 if k != "budget_minutes"]
+        if shown:
+            parts.append(f"; resumed at step {r['at_step']:,} with {', '.join(shown)}")
+    return "".join(parts)
+
+
+def _run_config(run_dir: Path) -> dict:
+    """A run's config.json ({} where it has none)."""
+    config = run_dir / "config.json"
+    return json.loads(config.read_text()) if config.exists() else {}
 
 
 def _init_from(run_dir: Path) -> str | None:
-    config = run_dir / "config.json"
-    return json.loads(config.read_text()).get("init_from") if config.exists() else None
+    return _run_config(run_dir).get("init_from")
 
 
 def _stages(pre: list | dict | None) -> list[dict]:
@@ -114,10 +112,10 @@ def _pretraining(run_dir: Path) -> list[dict]:
     init_from = _init_from(run_dir)
     while init_from:
         init_dir = init_run_dir(Path(init_from))
-        if init_dir.resolve() in seen or not (init_dir / "config.json").exists():
+        record = _run_config(init_dir)
+        if init_dir.resolve() in seen or not record:
             break
         seen.add(init_dir.resolve())
-        record = json.loads((init_dir / "config.json").read_text())
         stages.insert(0, {"run": str(init_dir), "architecture": record["train"].get(
             "architecture"), "device": record.get("hardware"), **_stage_data(record.get("data")),
             **_run_progress(init_dir)})
@@ -125,7 +123,7 @@ def _pretraining(run_dir: Path) -> list[dict]:
             stages[:0] = [{"device": record.get("hardware"), **stage}
                           for stage in record.get("pretraining") or []]
             break
-        init_from = _init_from(init_dir)
+        init_from = record.get("init_from")
     return stages
 
 
@@ -321,8 +319,9 @@ def _controls_line(manifest: Manifest, cfg: dict, t: dict | None = None) -> str:
                                   for v in CONTROLS[kind]))
              for kind in manifest.controls if kind in words]
     t = t or {}
-    share = _first_value(t, "control_share", cfg.get("control_share"))
-    later = "".join(f" ({value:.0%} from step {step:,})" for step, value in _share_changes(t))
+    changes = _field_changes(t, "control_share")
+    share = changes[0][1] if changes else cfg.get("control_share")
+    later = "".join(f" ({after:.0%} from step {step:,})" for step, _, after in changes)
     trained = (f"; {share:.0%}{later} of the training sources whose Russian shows one (ты / вы, я "
                "сделал / сделала: subctx_train.labels) started with its tag, the rest with none, "
                "so the model also translates without them" if share else "")

@@ -302,7 +302,6 @@ def _format(record: dict) -> str:
                      for k in keys if k in record)
 
 
-
 def resumed_record(before: dict, now: dict, step: int) -> dict:
     """A resumed run's config.json: the new record, with the run's start (`init_from`) kept
     where this resume names none, and under `resumed` each resume that changed settings: its
@@ -318,6 +317,7 @@ def resumed_record(before: dict, now: dict, step: int) -> dict:
     if resumes:
         record["resumed"] = resumes
     return record
+
 
 class Trainer:
     """Trains one model in `run_dir`; calling `train()` again resumes where it stopped.
