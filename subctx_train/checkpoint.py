@@ -82,29 +82,84 @@ def list_checkpoints(run_dir: Path) -> list[Path]:
     return sorted(found, key=lambda p: int(p.name.split("-")[1]))
 
 
+SCALE = "@scale"  # suffix of the per-row scales of an int8-collected matrix
+
+
+def quantize_int8(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Matrices as int8 with one float32 scale per row (symmetric, absmax), the rest (biases,
+    norms) in bfloat16: a run's weights in about a quarter of float32's room, for a model
+    whose bf16 weights would not fit what a device call sends back. `dequantize` reverses it
+    (the same rounding a CTranslate2 int8 bundle has)."""
+    out: dict[str, torch.Tensor] = {}
+    for name, tensor in state.items():
+        if not tensor.is_floating_point():
+            out[name] = tensor
+        elif tensor.dim() < 2:
+            out[name] = tensor.to(torch.bfloat16)
+        else:
+            rows = tensor.float().reshape(tensor.shape[0], -1)
+            scale = rows.abs().amax(dim=1).clamp(min=1e-12) / 127.0
+            out[name] = torch.round(rows / scale[:, None]).clamp(-127, 127).to(
+                torch.int8).reshape(tensor.shape)
+            out[name + SCALE] = scale
+    return out
+
+
+def dequantize(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Float32 weights from `quantize_int8`'s (a state without scales passes through)."""
+    out = {}
+    for name, tensor in state.items():
+        if name.endswith(SCALE):
+            continue
+        scale = state.get(name + SCALE)
+        if scale is not None:
+            tensor = (tensor.float().reshape(tensor.shape[0], -1) * scale[:, None]).reshape(
+                tensor.shape)
+        out[name] = tensor.float() if tensor.is_floating_point() else tensor
+    return out
+
+
 RUN_FILES = ("config.json", "spm.model", "metrics.jsonl", "final.json")
 OPTIONAL_RUN_FILES = ("training.png",)  # redrawn from metrics.jsonl by `finalize`
 MAX_COLLECTED_FILES = 8  # what the device tool sends back
 
 
-def collect_run(run_dir: Path, out: Path, dtype: str = "bf16") -> list[Path]:
+def collect_run(run_dir: Path, out: Path, dtype: str = "bf16", latest: bool = False
+                ) -> list[Path]:
     """Copy what `export` needs from a run: final weights cast to `dtype` in <= 16 MiB
-    `final-NNN.safetensors` chunks, and the run's config, tokenizer and metrics; the plot
-    too while the files stay within MAX_COLLECTED_FILES."""
-    types = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+    `final-NNN.safetensors` chunks (int8: `quantize_int8`), and the run's config, tokenizer
+    and metrics; the plot too while the files stay within MAX_COLLECTED_FILES. `latest`: a
+    run still training gives its newest checkpoint instead (a safety copy before a device
+    call ends; its final.json says so, and the model card with it)."""
+    types = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32,
+             "int8": None}
     if dtype not in types:
         raise ValueError(f"dtype is one of {', '.join(types)}")
     run_dir, out = Path(run_dir), Path(out)
     final = run_dir / "final.safetensors"
-    if not final.exists():
-        raise FileNotFoundError(f"{run_dir}: no final.safetensors (has training finished?)")
+    unfinished = None
+    if final.exists():
+        weights = load_file(str(final))
+    elif latest and list_checkpoints(run_dir):
+        unfinished = list_checkpoints(run_dir)[-1]
+        weights = load_model_state(unfinished)
+    else:
+        raise FileNotFoundError(f"{run_dir}: no final.safetensors (has training finished?)"
+                                + ("" if latest else "; --latest takes its newest checkpoint"))
     out.mkdir(parents=True, exist_ok=True)
-    state = {k: v.to(types[dtype]) if v.is_floating_point() else v
-             for k, v in load_file(str(final)).items()}
+    for old in out.glob("final-*.safetensors"):  # an earlier safety copy in the same folder
+        old.unlink()
+    state = quantize_int8(weights) if dtype == "int8" else {
+        k: v.to(types[dtype]) if v.is_floating_point() else v for k, v in weights.items()}
     names = save_chunked(state, out, "final")
     copied = [out / n for n in names]
     for name in RUN_FILES:
-        if (run_dir / name).exists():
+        if unfinished is not None and name == "final.json":
+            (out / name).write_text(json.dumps({
+                "averaged_checkpoints": [],
+                "weights": f"{unfinished.name}, collected while training went on"}))
+            copied.append(out / name)
+        elif (run_dir / name).exists():
             shutil.copyfile(run_dir / name, out / name)
             copied.append(out / name)
     if len(copied) > MAX_COLLECTED_FILES:
@@ -119,7 +174,7 @@ def collect_run(run_dir: Path, out: Path, dtype: str = "bf16") -> list[Path]:
 
 def load_final(run_dir: Path) -> dict[str, torch.Tensor] | None:
     """A run's final weights in float32: final.safetensors, or the chunks `collect_run`
-    writes; None if the run has neither."""
+    writes (int8 ones dequantised); None if the run has neither."""
     run_dir = Path(run_dir)
     if (run_dir / "final.safetensors").exists():
         state = load_file(str(run_dir / "final.safetensors"))
@@ -127,4 +182,4 @@ def load_final(run_dir: Path) -> dict[str, torch.Tensor] | None:
         state = load_chunked(run_dir, "final")
     else:
         return None
-    return {k: v.float() if v.is_floating_point() else v for k, v in state.items()}
+    return dequantize(state)

@@ -376,16 +376,23 @@ def unpack_docs(
 
 @app.command(cls=PlainCommand)
 def collect(
-    run_dir: Annotated[Path, typer.Argument(metavar="RUN", help="A finished run folder.")],
+    run_dir: Annotated[Path, typer.Argument(
+        metavar="RUN", help="A finished run folder (with --latest, one still training).")],
     out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Folder to write (e.g. $OUT).")],
     dtype: Annotated[str, typer.Option(
-        metavar="bf16|fp16|fp32", help="bf16, fp16 or fp32 for the weights.")] = "bf16",
+        metavar="bf16|fp16|fp32|int8",
+        help="bf16, fp16 or fp32 for the weights; int8: matrices as int8 with a scale per row "
+             "(half of bf16's room: a model over ~30M parameters comes back in one call).")
+    ] = "bf16",
+    latest: Annotated[bool, typer.Option(
+        "--latest", help="A run still training: its newest checkpoint (a safety copy before "
+                         "the device call ends).")] = False,
 ) -> None:
     """The final weights of a run in few small files (<= 16 MiB each) with its config,
     tokenizer and metrics: what a GPU machine sends back. `export` reads the folder."""
     from subctx_train.checkpoint import collect_run
 
-    files = collect_run(run_dir, out, dtype)
+    files = collect_run(run_dir, out, dtype, latest=latest)
     for file in files:
         typer.echo(f"{file.stat().st_size / 2**20:7.2f} MiB  {file}")
 
@@ -839,6 +846,35 @@ def dev_table(
     _json_out(json_file, merged)
     if markdown is not None:
         markdown.write_text(dev_table_markdown(merged) + "\n", encoding="utf-8")
+
+
+@app.command("throughput-flags", cls=PlainCommand)
+def throughput_flags(
+    report: Annotated[Path, typer.Argument(
+        metavar="JSON", help="What `throughput --json` wrote.")],
+    preset: Annotated[str, typer.Option(metavar="NAME", help="The preset to train.")
+                      ] = "gpu-deep",
+    run_minutes: Annotated[float, typer.Option(
+        metavar="M", help="The run's length: a setting's warm-up (compile) costs its share.")
+    ] = 10.0,
+) -> None:
+    """The fastest setting of a throughput report as `train` options, on one line (nothing
+    when the report is missing or has no row of the preset: the preset's defaults stand)."""
+    import json
+    import shlex
+
+    from subctx_train.throughput import fastest_settings, setting_flags
+
+    try:
+        data = json.loads(report.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        typer.echo(f"throughput-flags: {report}: {err}; the preset's settings stand", err=True)
+        return
+    fields = fastest_settings(data, preset, run_minutes)
+    if not fields:
+        typer.echo(f"throughput-flags: no row of {preset} in {report}; the preset's settings "
+                   "stand", err=True)
+    typer.echo(shlex.join(setting_flags(fields)))
 
 
 @app.command(cls=PlainCommand,

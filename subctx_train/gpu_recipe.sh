@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One training run on a lent GPU machine (the `device` tool), or the same on this CPU (--cpu).
 #
-# here:     bash subctx_train/gpu_recipe.sh park   (before a session's first call)
+# here:     bash subctx_train/gpu_recipe.sh park [--all]   (before a session's first call)
 #             the bundles of assets/models but the shipped default go to .device/parked: the
 #             working tree a call copies is 24 MiB without them, 48 MiB with; `unpark` after
 #             the session's last call puts them back (commit nothing in between)
@@ -28,9 +28,12 @@
 #           bash subctx_train/gpu_recipe.sh wait [--seconds S]
 #             prints the log tail every minute for up to S seconds (default 540); exit 0 once
 #             training has finished, 3 while it is still running
-#           bash subctx_train/gpu_recipe.sh collect [--name NAME] OUT
+#           bash subctx_train/gpu_recipe.sh collect [--name NAME] [--latest] [--dtype D] OUT
 #             the final weights in bf16, in <= 16 MiB safetensors files, with config, tokenizer,
-#             metrics and the training curve (at most 8 files); --name: one of the `rows` runs
+#             metrics and the training curve (at most 8 files); --name: one of the `rows` runs;
+#             --dtype int8: a scale per row (a model over ~30M parameters, in one call);
+#             --latest: a run still training gives its newest checkpoint (a safety copy at the
+#             end of a call, in case the next call finds the machine gone)
 # here:     subctx-train export OUT --out BUNDLE --quantize int8
 #
 # A device session: carry .device, run `start` then `wait` (within one call: start; wait
@@ -88,6 +91,8 @@ XZ=${XZ:--9}  # xz's preset for packs
 PY=${PYTHON:-python3}
 EMBEDDED=${EMBEDDED:-assets/models/en-ru}  # the shipped model (rows fine-tunes it)
 MODELS=${MODELS:-assets/models}  # the bundles in the working tree (park, unpark)
+ENRU_WEIGHTS=subctx_train/configs/weights/enru-all.toml  # the campaign's corpus weights
+OPT_IN_ROWS="drafted no-drafted"  # rows that start only when --only names them
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 
 die() { echo "gpu_recipe: $*" >&2; exit 2; }
@@ -145,14 +150,17 @@ tree_bytes() {
 }
 
 park() {
-    # park: every bundle in $MODELS but the shipped default ($EMBEDDED) out of the working
-    # tree, into $DEVICE_DIR/parked: a device call copies the tree, and the packs fit beside
-    # it only without them
+    # park [--all]: every bundle in $MODELS but the shipped default ($EMBEDDED) out of the
+    # working tree, into $DEVICE_DIR/parked: a device call copies the tree, and the packs fit
+    # beside it only without them; --all: the default too (a session that neither fine-tunes
+    # nor translates with it: the bigger model's, whose weights travel beside the data)
+    local all=0
+    [ "${1:-}" = --all ] && all=1
     mkdir -p "$DEVICE_DIR/parked"
     local bundle name
     for bundle in "$MODELS"/*/; do
         bundle=${bundle%/}; name=$(basename "$bundle")
-        [ "$name" = "$(basename "$EMBEDDED")" ] && continue
+        [ "$all" = 0 ] && [ "$name" = "$(basename "$EMBEDDED")" ] && continue
         [ -e "$DEVICE_DIR/parked/$name" ] && die "park: $DEVICE_DIR/parked/$name is there already"
         mv "$bundle" "$DEVICE_DIR/parked/"
         echo "parked $bundle"
@@ -329,6 +337,7 @@ row() {
     # row NAME [start options] -- TRAIN OPTIONS: one run of `rows`, unless --only leaves it out
     local name=$1; shift
     if [ -n "$only" ] && [[ ",$only," != *",$name,"* ]]; then return 0; fi
+    if [ -z "$only" ] && [[ " $OPT_IN_ROWS " == *" $name "* ]]; then return 0; fi
     if [ "$ROW_MODE" = count ]; then ROWS_WANTED=$((ROWS_WANTED + 1)); return 0; fi
     start --name "$name" "$@"
 }
@@ -349,12 +358,19 @@ row_list() {
         --segment-shift 0 "${same[@]}"
     # docs/recipe.md: the embedded model's recipe with and without back-translation (from
     # scratch only: a model already trained on back-translations cannot show what they add)
-    local recipe=(--architecture concat --cd-weight 0.01 --segment-shift 0 --noisy-context 0.3
-                  --weight subtitles=2 --weight dialogue=1.5 --weight news=0.5)
+    local shipped=(--architecture concat --cd-weight 0.01 --segment-shift 0 --noisy-context 0.3)
+    local recipe=("${shipped[@]}" --weight subtitles=2 --weight dialogue=1.5 --weight news=0.5)
     if [ "$from_embedded" = 0 ]; then
         row recipe "${opts[@]}" -- "${recipe[@]}" --weight synthetic=0.5 "${same[@]}"
         row recipe-no-bt --no-bt "${opts[@]}" -- "${recipe[@]}" "${same[@]}"
     fi
+    # stage 1: do the machine-drafted corpora help? The campaign's corpus weights with and
+    # without them, same updates (opt-in: only when --only names them)
+    local all_weights
+    read -ra all_weights <<< "$("$PY" -m subctx_train.cli weight-flags "$ENRU_WEIGHTS")"
+    row drafted "${opts[@]}" -- "${shipped[@]}" "${all_weights[@]}" "${same[@]}"
+    row no-drafted "${opts[@]}" -- "${shipped[@]}" "${all_weights[@]}" \
+        --weight machine-drafted=0 "${same[@]}"
     if grep -q '"mt"' "$RECIPE_DIR"/data/train/*.jsonl 2>/dev/null; then
         [ "$from_embedded" = 0 ] && row recipe-own "${opts[@]}" -- "${recipe[@]}" \
             --weight synthetic=0.5 --own-context 0.5 "${same[@]}"
@@ -409,13 +425,21 @@ wait_run() {
 }
 
 collect() {
-    local run="$RECIPE_DIR/run" done="$RECIPE_DIR/done"
-    if [ "${1:-}" = --name ]; then
-        run="$RECIPE_DIR/runs/$2"; done="$RECIPE_DIR/runs/$2.done"; shift 2
+    local run="$RECIPE_DIR/run" done="$RECIPE_DIR/done" latest=() dtype=bf16
+    while [ $# -gt 1 ]; do
+        case $1 in
+            --name) shift; run="$RECIPE_DIR/runs/$1"; done="$RECIPE_DIR/runs/$1.done" ;;
+            --latest) latest=(--latest) ;;
+            --dtype) shift; dtype=$1 ;;
+            *) break ;;
+        esac
+        shift
+    done
+    local out=${1:?collect [--name NAME] [--latest] [--dtype D] OUT}
+    if [ ! -f "$done" ] && [ ${#latest[@]} = 0 ]; then
+        die "collect: training has not finished (--latest: its newest checkpoint)"
     fi
-    local out=${1:?collect [--name NAME] OUT}
-    [ -f "$done" ] || die "collect: training has not finished"
-    "$PY" -m subctx_train.cli collect "$run" --out "$out"
+    "$PY" -m subctx_train.cli collect "$run" --out "$out" --dtype "$dtype" "${latest[@]}"
 }
 
 report() {
@@ -592,7 +616,7 @@ command=${1:-}
 shift || true
 case $command in
     pack) pack "$@" ;;
-    park) park ;;
+    park) park "$@" ;;
     unpark) unpark ;;
     pack-mono) pack_mono "$@" ;;
     pack-bt) pack_bt "$@" ;;

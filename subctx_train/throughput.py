@@ -420,6 +420,37 @@ def run_throughput(presets: list[str], settings: list[Setting], device: torch.de
     return report
 
 
+SPEED_FIELDS = tuple(ladder()[0].overrides)  # what a setting changes (not max_tokens)
+
+
+def fastest_settings(report: dict[str, Any], preset: str, run_minutes: float = 10.0
+                     ) -> dict[str, Any]:
+    """The speed fields of `preset`'s best row in a throughput report (its JSON) for a run of
+    `run_minutes`: the most target tokens in the run, a setting's warm-up (torch.compile's
+    start) counted as time without training. Rows of another max_tokens are left out: a larger
+    batch changes the training, not only its speed. {} when no row of `preset` ran."""
+    rows = [r for r in report.get("rows", []) if r["preset"] == preset and not r.get("error")
+            and not r["setting"].startswith("tokens")]
+    if not rows:
+        return {}
+    budget = run_minutes * 60
+
+    def tokens_in_run(row: dict[str, Any]) -> float:
+        return row["target_tokens_per_s"] * max(0.0, budget - row.get("warmup_s", 0.0))
+
+    best = max(rows, key=tokens_in_run)
+    return {k: v for k, v in best["overrides"].items() if k in SPEED_FIELDS}
+
+
+def setting_flags(fields: dict[str, Any]) -> list[str]:
+    """Config fields as `train` options (--adam-impl fused --compile true ...)."""
+    flags = []
+    for name, value in fields.items():
+        flags += [f"--{name.replace('_', '-')}",
+                  str(value).lower() if isinstance(value, bool) else str(value)]
+    return flags
+
+
 def table(report: Report) -> list[dict[str, Any]]:
     """The rows as the printed table shows them."""
     base: dict[str, float] = {}

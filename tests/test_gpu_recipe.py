@@ -188,6 +188,25 @@ def test_rows_only_starts_the_named_rows_with_their_share_of_the_gpu(tmp_path):
     assert len(sources["recipe"]) == 2 and len(sources["recipe-no-bt"]) == 1
 
 
+def test_the_machine_drafted_rows_start_only_when_named(tmp_path):
+    """Do the machine-drafted corpora help: the campaign's weights with and without them, on
+    the same updates; `rows` without --only leaves the pair out (the test above counts)."""
+    recipe = _rows_runner(tmp_path)
+
+    recipe("pack", "--train", str(_docs(tmp_path / "train.jsonl", 2)),
+           "--dev", str(_docs(tmp_path / "dev.jsonl", 1)))
+    started = recipe("rows", "--cpu", "--steps", "1", "--only", "drafted,no-drafted")
+    assert started.stdout.count("training started") == 2
+    waited = recipe("wait", "--seconds", "300", check=False)
+    assert waited.returncode == 0, waited.stdout[-3000:] + waited.stderr[-3000:]
+    runs = tmp_path / "device" / "runs"
+    weights = {name: json.loads((runs / name / "config.json").read_text())
+               ["train"]["corpus_weights"] for name in ("drafted", "no-drafted")}
+    assert weights["no-drafted"].pop("machine-drafted") == 0
+    assert weights["drafted"].pop("machine-drafted") == 1
+    assert weights["drafted"] == weights["no-drafted"] and weights["drafted"]["subtitles"] == 4
+
+
 def test_unknown_command_prints_the_whole_header_and_nothing_else(tmp_path):
     """The usage text is the script's header comment, however long it grows."""
     shown = _runner(tmp_path)("no-such-command", check=False)
@@ -327,6 +346,10 @@ def test_park_takes_the_other_bundles_out_of_the_tree_and_unpark_brings_them_bac
     assert sorted(p.name for p in models.iterdir()) == ["en-ru", "en-ru-controls", "other"]
     assert (models / "other" / "model.bin").read_bytes() == b"other"
     assert not list(parked.iterdir())
+    recipe("park", "--all")  # the bigger model's sessions: the default travels not either
+    assert not list(models.iterdir()) and len(list(parked.iterdir())) == 3
+    recipe("unpark")
+    assert sorted(p.name for p in models.iterdir()) == ["en-ru", "en-ru-controls", "other"]
 
 
 def test_a_pack_counts_the_tree_as_it_stands_with_a_tracked_bundle_parked(tmp_path):

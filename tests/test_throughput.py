@@ -20,10 +20,12 @@ from subctx_train.examples import BOS, EOS, Example, Rendered, collate
 from subctx_train.throughput import (
     SETTING_NAMES,
     batch_flops,
+    fastest_settings,
     ladder,
     markdown_table,
     peak_tflops,
     run_throughput,
+    setting_flags,
     synthetic_examples,
 )
 from subctx_train.train import BatchLoss, build_model, model_config
@@ -136,6 +138,38 @@ def test_the_command_writes_the_report(tmp_path):
     assert bad.exit_code == 2 and "unknown setting fast" in bad.output
     bad = CliRunner().invoke(app, ["throughput", "--preset", "tiny", "--max-kk", "1"])
     assert bad.exit_code == 2 and "did you mean --max-k" in bad.output
+
+
+def _row(setting: str, tokens: float, warmup: float, preset: str = "gpu-deep",
+         error: str | None = None) -> dict:
+    overrides = next(s.overrides for s in ladder(max_tokens=[24000])
+                     if s.name == setting)
+    return {"preset": preset, "setting": setting, "target_tokens_per_s": tokens,
+            "warmup_s": warmup, "error": error, "overrides": overrides}
+
+
+def test_the_fastest_setting_counts_its_warm_up_and_leaves_batch_size_alone(tmp_path):
+    report = {"rows": [_row("baseline", 100, 1), _row("fused", 150, 1),
+                       _row("sides", 900, 1, error="out of memory"),
+                       _row("compile", 200, 400), _row("tokens24000", 500, 400),
+                       _row("compile", 999, 1, preset="gpu-big")]}
+    short = fastest_settings(report, "gpu-deep", run_minutes=10)  # compile's start: too dear
+    assert short == {"adam_impl": "fused", "log_every": 1, "batch_order": "size",
+                     "compile": False}
+    long = fastest_settings(report, "gpu-deep", run_minutes=60)
+    assert long["compile"] is True and "max_tokens" not in long
+    assert fastest_settings(report, "tiny") == {}
+    flags = setting_flags(long)
+    assert flags == ["--adam-impl", "fused", "--log-every", "100", "--batch-order", "sides",
+                     "--compile", "true"]
+    from subctx_train.config import parse_overrides
+    assert parse_overrides(flags) == long  # what `train` reads back
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(report))
+    said = CliRunner().invoke(app, ["throughput-flags", str(path), "--run-minutes", "60"])
+    assert said.exit_code == 0 and said.stdout.strip() == " ".join(flags)
+    missing = CliRunner().invoke(app, ["throughput-flags", str(tmp_path / "none.json")])
+    assert missing.exit_code == 0 and missing.stdout.strip() == ""  # the preset's defaults
 
 
 def test_the_bench_imports_without_ctranslate2_or_textual():

@@ -7,7 +7,7 @@ from functools import partial
 
 import pytest
 import torch
-from safetensors.torch import load_file
+from safetensors.torch import load_file, save_file
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from subctx_train.bundle_card import _training_info
@@ -262,6 +262,45 @@ def test_collect_keeps_within_eight_files(tmp_path, monkeypatch):
     monkeypatch.setattr(save_chunked, "__defaults__", (400,))  # 10 chunks: too many to send
     with pytest.raises(ValueError, match="more than 8"):
         checkpoint.collect_run(run, tmp_path / "out2", dtype="fp32")
+
+
+def test_collect_int8_comes_back_within_half_a_step_per_row(tmp_path):
+    from subctx_train import checkpoint
+
+    torch.manual_seed(0)
+    weights = {"layer.weight": torch.randn(64, 48) * torch.linspace(0.01, 3, 64)[:, None],
+               "layer.bias": torch.randn(64), "steps": torch.tensor([3, 4])}
+    run = tmp_path / "run"
+    run.mkdir()
+    save_file(weights, str(run / "final.safetensors"))
+    checkpoint.collect_run(run, tmp_path / "bf16", dtype="bf16")
+    checkpoint.collect_run(run, tmp_path / "int8", dtype="int8")
+    size = {d: sum(f.stat().st_size for f in (tmp_path / d).glob("final-*")) for d in
+            ("bf16", "int8")}
+    assert size["int8"] < 0.7 * size["bf16"]  # a byte a weight and a scale a row
+    back = checkpoint.load_final(tmp_path / "int8")
+    assert set(back) == set(weights) and back["layer.weight"].dtype == torch.float32
+    step = weights["layer.weight"].abs().amax(dim=1, keepdim=True) / 127  # each row its own
+    assert ((back["layer.weight"] - weights["layer.weight"]).abs() <= step / 2 + 1e-6).all()
+    assert torch.allclose(back["layer.bias"], weights["layer.bias"], rtol=1e-2)
+    assert torch.equal(back["steps"], weights["steps"])
+
+
+def test_collect_latest_takes_a_running_runs_newest_checkpoint(tmp_path):
+    from subctx_train import checkpoint
+
+    run = tmp_path / "run"
+    model = torch.nn.Linear(3, 2)
+    for step, value in ((10, 1.0), (20, 2.0)):
+        with torch.no_grad():
+            model.weight.fill_(value)
+        save_checkpoint(run / "checkpoints" / f"step-{step:07d}", model, None, {"step": step})
+    with pytest.raises(FileNotFoundError, match="--latest"):
+        checkpoint.collect_run(run, tmp_path / "out")  # still training: no final weights
+    checkpoint.collect_run(run, tmp_path / "out", latest=True)
+    assert checkpoint.load_final(tmp_path / "out")["weight"].eq(2.0).all()
+    said = json.loads((tmp_path / "out" / "final.json").read_text())
+    assert said["weights"] == "step-0000020, collected while training went on"
 
 
 def test_average_of_checkpoints(tmp_path):
