@@ -25,6 +25,7 @@ import sentencepiece as spm
 import torch
 from rich.console import Console
 
+from subctx.backends import base as backend_base
 from subctx.backends.ct2 import CTranslate2Backend
 from subctx.bundle import ContextSettings, Manifest
 from subctx.contract import Request
@@ -43,6 +44,9 @@ SHAPES = {
     "6+2 d384 16k (gpu-deep)": (384, 6, 1536, 6, 2, 16000),
     "6+3 d512 16k": (512, 8, 2048, 6, 3, 16000),
     "6+6 d512 16k (gpu-base)": (512, 8, 2048, 6, 6, 16000),
+    "12+2 d512 16k (gpu-big)": (512, 8, 2048, 12, 2, 16000),
+    "12+1 d512 16k": (512, 8, 2048, 12, 1, 16000),
+    "8+2 d512 16k": (512, 8, 2048, 8, 2, 16000),
 }
 
 
@@ -84,6 +88,9 @@ def main() -> None:
     args = parser.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(args.threads)
+    # random weights repeat themselves: the backend's loop check would search every sentence
+    # a second time (with all beam hypotheses), which a trained model rarely needs
+    backend_base.loops = lambda source, text: False
     docs = read_documents(args.data)
     kept, total = [], 0
     for doc in docs:  # whole documents up to the limit
