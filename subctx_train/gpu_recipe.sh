@@ -37,7 +37,7 @@
 # here:     subctx-train export OUT --out BUNDLE --quantize int8
 #
 # A device session: carry .device, run `start` then `wait` (within one call: start; wait
-# --seconds 540), more `wait` calls while the budget lasts, then `collect $OUT`.
+# --seconds 540), then `collect $OUT` (the session verbs below do it in two calls).
 #
 # Several runs side by side on the one GPU (the comparison of the papers' systems):
 # device:   bash subctx_train/gpu_recipe.sh start --name NAME [--no-bt] [--minutes M] [-- OPTS]
@@ -49,22 +49,31 @@
 #             source-only concatenation row (context at the speed of none: no prefix to wait
 #             for), the back-translation / own-context ablations of docs/recipe.md and, when the
 #             pack has own translations (`mt`), the shipped model fine-tuned on its own context
-#             for as many updates (embedded-own; `collect --name embedded-own OUT` brings it back)
+#             for as many updates (embedded-own; `collect --name embedded-own OUT` brings it back);
+#             --only drafted,no-drafted: the campaign's weights with and without the
+#             machine-drafted corpora (opt-in rows: they start only when --only names them)
 #           bash subctx_train/gpu_recipe.sh wait [--seconds S]     (waits for every run)
 #           bash subctx_train/gpu_recipe.sh report OUT [--bleu-limit N]
 #             exports each finished run as a PyTorch bundle, runs dev-report on the GPU for
 #             all of them (real, no and random context) and the attention analysis of the
 #             context-aware encoder: OUT gets dev_report.json, metrics.json, attention/
 #
-# The comparison in one device session (30 min; the machine goes back 30 s after a call):
-#   1. rows --from-embedded --steps 1500 --minutes 13 --only baseline,concat-plain,concat-cd,\
-#      concat-cd-shift,context-encoder,capsule,concat-src; sleep 90; grep -il error runs' logs
-#      (stop there if any), then wait --seconds 420   (7 runs; data loading takes ~1 min)
-#   2. wait --seconds 540
-#   3. wait --seconds 120; report $OUT --bleu-limit 400
-#   (the shipped model's own fine-tune, embedded-own, came back on 2026-11-22)
-# The equal-budget controls of docs/recipe.md §7 (another session): rows --only
-#   recipe,recipe-no-bt,recipe-own --steps 7000 --minutes 20; wait ...; report $OUT --bleu-limit 400
+# Device sessions of 15 minutes (docs/recipe.md "The device calls"): two calls back to back,
+# each session's first call one verb; times are seconds from that call's start:
+# device:   bash subctx_train/gpu_recipe.sh session-ruen OUT [-- TRAIN OPTIONS]
+#             stage 0 (throughput of gpu-deep -> OUT/throughput-gpu-deep.json), then `rt` with
+#             its fastest setting, ending at TRAIN_END (690); a safety copy in OUT/ruen
+#           bash subctx_train/gpu_recipe.sh session-rows OUT [REPORT OPTIONS]
+#             the comparison rows (ROWS_ONLY: issue 27's seven and the machine-drafted pair)
+#             fine-tuned from the shipped model, then `report` in the background; OUT gets
+#             what is done when the call ends
+#           bash subctx_train/gpu_recipe.sh stash RUN   (a carried run folder kept as init)
+#           bash subctx_train/gpu_recipe.sh session-big OUT [-- TRAIN OPTIONS]
+#             stage 2: gpu-big on real + back-translated documents, the campaign's weights,
+#             the control tags, THROUGHPUT's fastest setting; a safety copy in int8
+#           bash subctx_train/gpu_recipe.sh finish [--name NAME] [--dtype D] [--seconds S] OUT
+#           bash subctx_train/gpu_recipe.sh finish-report OUT [SECONDS]
+#             the second call: the run's (the report's) end, and what it made
 #
 # Stage 1 (docs/recipe.md "Stage 1: all the data"): the Russian-to-English model, then the
 # back-translation of ru-mono, in the background like the runs above (`wait` waits for them):
@@ -448,6 +457,15 @@ report() {
     [ "${CPU:-0}" = 1 ] && device=cpu
     local bundles=() name run
     mkdir -p "$RECIPE_DIR/bundles" "$RECIPE_DIR/reports" "$out"
+    # the training curves first: a report cut short by the end of a call still has them
+    "$PY" - "$RECIPE_DIR/runs" "$out/metrics.json" <<'PY'
+import json, sys
+from pathlib import Path
+runs = Path(sys.argv[1])
+metrics = {p.parent.name: [json.loads(line) for line in p.read_text().splitlines() if line]
+           for p in sorted(runs.glob("*/metrics.jsonl"))}
+Path(sys.argv[2]).write_text(json.dumps(metrics))
+PY
     for run in "$RECIPE_DIR"/runs/*/; do
         run=${run%/}; name=$(basename "$run")
         [ -f "$run/final.safetensors" ] || { echo "report: $name has no final weights"; continue; }
@@ -462,14 +480,6 @@ report() {
     done
     wait
     "$PY" -m subctx_train.cli dev-table "$RECIPE_DIR"/reports/*.json --json "$out/dev_report.json"
-    "$PY" - "$RECIPE_DIR/runs" "$out/metrics.json" <<'PY'
-import json, sys
-from pathlib import Path
-runs = Path(sys.argv[1])
-metrics = {p.parent.name: [json.loads(line) for line in p.read_text().splitlines() if line]
-           for p in sorted(runs.glob("*/metrics.jsonl"))}
-Path(sys.argv[2]).write_text(json.dumps(metrics))
-PY
     if [ -f "$RECIPE_DIR/runs/context-encoder/final.safetensors" ]; then
         "$PY" -m subctx_train.cli analyze-attention "$RECIPE_DIR/runs/context-encoder" \
             --data "$RECIPE_DIR/data/devroot/friends_dev.jsonl" --out "$out/attention" || true
@@ -612,6 +622,160 @@ PY
     [ "$found" = 1 ] || die "bt-unpack: no bt-*.tar.xz.part0 in $parts"
 }
 
+# -- device sessions of 15 minutes ----------------------------------------------------------
+# A session is two calls: the first (timeout_s 590) starts the work in the background, checks
+# its logs, waits and ends with a safety copy in OUT; the second, sent at once (the machine
+# goes back 30 s after a call), is `finish`: the run's end and its final weights. Times are
+# seconds from the start of the first call's command (bash's SECONDS), tunable for tests.
+CALL_SECONDS=${CALL_SECONDS:-545}   # the first call collects then (its timeout is 590)
+TRAIN_END=${TRAIN_END:-690}         # training over, final weights written (in the second call)
+RESERVE=${RESERVE:-150}             # data loading before the budget starts, averaging after
+CHECK=${CHECK:-100}                 # the first look at the logs: a run that died stops the call
+THROUGHPUT_SECONDS=${THROUGHPUT_SECONDS:-200}
+THROUGHPUT_OPTS=${THROUGHPUT_OPTS:---max-tokens 24000 --steps 30 --warmup 10 --examples 30000}
+BIG_PRESET=${BIG_PRESET:-gpu-big}
+
+minutes_until() {
+    # the training budget (minutes) for a run started now to be over at $1 seconds
+    awk -v end="$1" -v now="$SECONDS" -v r="$RESERVE" \
+        'BEGIN { m = (end - now - r) / 60; printf "%.1f", m < 0.5 ? 0.5 : m }'
+}
+
+check_logs() {
+    # after CHECK seconds: stop the call if a run has died (its log tail says why)
+    sleep "$CHECK"
+    local bad
+    bad=$(grep -lE 'Traceback|Error' "$RECIPE_DIR"/runs/*.log "$RECIPE_DIR"/run.log \
+          2>/dev/null || true)
+    [ -z "$bad" ] && return 0
+    for log in $bad; do echo "== $log"; tail -n 30 "$log"; done
+    return 1
+}
+
+cpu_flag() { [ "${CPU:-0}" = 1 ] && echo --cpu || true; }
+
+session_ruen() {
+    # S1, first call: stage 0 (the trainer's speed settings, measured here) and the
+    # Russian-to-English model with the fastest of them; OUT/throughput-PRESET.json, the
+    # safety copy in OUT/ruen; then `finish --name ruen OUT`
+    local out=${1:?session-ruen OUT [-- TRAIN OPTIONS]} preset=gpu-deep cpu; shift
+    [ "${1:-}" = -- ] && shift
+    cpu=$(cpu_flag)
+    [ -n "$cpu" ] && preset=tiny
+    mkdir -p "$out"
+    local report="$out/throughput-$preset.json"
+    # shellcheck disable=SC2086  # THROUGHPUT_OPTS is a list of options
+    timeout "$THROUGHPUT_SECONDS" "$PY" -m subctx_train.cli throughput --preset "$preset" \
+        $THROUGHPUT_OPTS --budget-seconds $((THROUGHPUT_SECONDS * 2 / 3)) --json "$report" \
+        --architecture concat --max-k 1 --cd-weight 0.01 --segment-shift 0 2>&1 \
+        | tail -n 16 || echo "throughput: cut short; the rows so far stand"
+    local minutes flags
+    minutes=$(minutes_until "$TRAIN_END")
+    read -ra flags <<< "$("$PY" -m subctx_train.cli throughput-flags "$report" \
+        --preset "$preset" --run-minutes "$minutes")"
+    echo "ruen: $minutes min with ${flags[*]:-the preset settings}"
+    rt $cpu --minutes "$minutes" -- "${flags[@]}" "$@"
+    check_logs
+    wait_run --seconds $((CALL_SECONDS - SECONDS)) || true
+    collect --name ruen --latest "$out/ruen"
+}
+
+session_rows() {
+    # S2, first call: the rows of docs/comparison fine-tuned from the shipped model side by
+    # side, then their dev report in the background (it goes on into the second call);
+    # OUT gets the rows' metrics and the reports finished by then; `finish-report OUT` after
+    local out=${1:?session-rows OUT}; shift
+    local cpu
+    cpu=$(cpu_flag)
+    mkdir -p "$out"
+    rows $cpu --from-embedded --steps "${ROWS_STEPS:-1000}" \
+        --minutes "$(minutes_until "${REPORT_START:-420}")" --only "${ROWS_ONLY:-baseline,\
+concat-plain,concat-cd,concat-cd-shift,context-encoder,capsule,concat-src,drafted,no-drafted}"
+    check_logs
+    wait_run --seconds $(("${REPORT_START:-420}" + RESERVE / 2 - SECONDS)) || true
+    rm -f "$RECIPE_DIR/report.done"
+    setsid bash -c 'bash "$0" report "$1/report" "${@:2}" > "$1/report.log" 2>&1
+                    echo $? > "$1/report.done"' "$0" "$RECIPE_DIR" "$@" < /dev/null \
+        > /dev/null 2>&1 &
+    report_copy --seconds $((CALL_SECONDS - SECONDS)) "$out"
+}
+
+report_copy() {
+    # [--seconds S] OUT: wait up to S for the background report, then OUT gets what it has:
+    # the whole report when done, else the rows' metrics and the models reported so far
+    local seconds=0
+    [ "${1:-}" = --seconds ] && { seconds=$2; shift 2; }
+    local out=${1:?report_copy OUT} until=$((SECONDS + seconds))
+    while [ ! -f "$RECIPE_DIR/report.done" ] && [ $SECONDS -lt $until ]; do sleep 5; done
+    mkdir -p "$out"
+    if [ -f "$RECIPE_DIR/report.done" ] && [ "$(cat "$RECIPE_DIR/report.done")" = 0 ]; then
+        cp -r "$RECIPE_DIR/report/." "$out/"
+        echo "report: complete"
+    else
+        [ -f "$RECIPE_DIR/report/metrics.json" ] && cp "$RECIPE_DIR/report/metrics.json" "$out/"
+        if ls "$RECIPE_DIR"/reports/*.json > /dev/null 2>&1; then
+            "$PY" -m subctx_train.cli dev-table "$RECIPE_DIR"/reports/*.json \
+                --json "$out/dev_report.json" > /dev/null || true
+        fi
+        echo "report: not finished; $(ls "$RECIPE_DIR"/reports/*.json 2>/dev/null | wc -l)" \
+             "models reported so far"
+        tail -n 5 "$RECIPE_DIR/report.log" 2>/dev/null || true
+    fi
+    ls -la "$out"
+}
+
+session_big() {
+    # stage 2, the call that trains: the bigger English-to-Russian model on real and
+    # back-translated documents with the campaign's weights and the control tags, the speed
+    # settings of THROUGHPUT (a report S1 brought back, carried), TRAIN OPTIONS after --
+    # (e.g. --init-from the weights `stash` kept); the safety copy in int8 (a scale per row:
+    # 54M parameters in one call); then `finish --dtype int8 OUT`
+    local out=${1:?session-big OUT [-- TRAIN OPTIONS]}; shift
+    [ "${1:-}" = -- ] && shift
+    local cpu preset=$BIG_PRESET flags=()
+    cpu=$(cpu_flag)
+    [ -n "$cpu" ] && preset=tiny
+    if [ -n "${THROUGHPUT:-}" ]; then
+        read -ra flags <<< "$("$PY" -m subctx_train.cli throughput-flags "$THROUGHPUT" \
+            --preset gpu-deep --run-minutes 8)"
+    fi
+    start $cpu --preset "$preset" --minutes "$(minutes_until "$TRAIN_END")" \
+        --weights "$ENRU_WEIGHTS" -- --architecture concat --max-k 1 --cd-weight 0.01 \
+        --segment-shift 0 --noisy-context 0.3 --control-share 0.5 "${flags[@]}" "$@"
+    check_logs
+    wait_run --seconds $((CALL_SECONDS - SECONDS)) || true
+    collect --latest --dtype int8 "$out"
+}
+
+stash() {
+    # stash RUN: a carried run folder (weights a call brought back) kept on the machine as
+    # $RECIPE_DIR/init, for `session-big OUT -- --init-from $RECIPE_DIR/init` in the next call
+    local run=${1:?stash RUN}
+    [ -f "$run/config.json" ] || die "stash: $run has no config.json (a collected run?)"
+    mkdir -p "$RECIPE_DIR"
+    rm -rf "$RECIPE_DIR/init"
+    cp -r "$run" "$RECIPE_DIR/init"
+    du -sh "$RECIPE_DIR/init"
+}
+
+finish() {
+    # finish [--name NAME] [--dtype D] [--seconds S] OUT: the second call of a session:
+    # wait up to S seconds (default 100) for the run's end, then its weights (final, or the
+    # newest checkpoint if time ran out)
+    local seconds=100 opts=()
+    while [ $# -gt 1 ]; do
+        case $1 in
+            --seconds) shift; seconds=$1 ;;
+            --name|--dtype) opts+=("$1" "$2"); shift ;;
+            *) break ;;
+        esac
+        shift
+    done
+    local out=${1:?finish [--name NAME] [--dtype D] [--seconds S] OUT}
+    wait_run --seconds "$seconds" || true
+    collect "${opts[@]}" --latest "$out"
+}
+
 command=${1:-}
 shift || true
 case $command in
@@ -631,5 +795,11 @@ case $command in
     collect) collect "$@" ;;
     rows) rows "$@" ;;
     report) report "$@" ;;
+    session-ruen) session_ruen "$@" ;;
+    session-rows) session_rows "$@" ;;
+    finish-report) report_copy --seconds "${2:-100}" "${1:?finish-report OUT [SECONDS]}" ;;
+    session-big) session_big "$@" ;;
+    stash) stash "$@" ;;
+    finish) finish "$@" ;;
     *) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 2 ;;  # the header comment
 esac

@@ -5,9 +5,12 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import torch
 
 from subctx.backends.ct2 import CTranslate2Backend
 from subctx.contract import Request
@@ -374,3 +377,86 @@ def test_a_pack_counts_the_tree_as_it_stands_with_a_tracked_bundle_parked(tmp_pa
     assert shown.returncode == 0, shown.stderr
     assert "(the working tree: 0.0 MiB)" in shown.stdout
     assert (tmp_path / "dotdevice" / "bt-beam.tar.xz").is_file()
+
+
+SESSION_TIMES = {"CPU": "1", "CHECK": "1", "RESERVE": "5", "TRAIN_END": "40",
+                 "CALL_SECONDS": "200", "THROUGHPUT_SECONDS": "120",
+                 "THROUGHPUT_OPTS": "--setting baseline --setting fused --steps 2 --warmup 1 "
+                                    "--examples 200"}
+
+
+def test_session_ruen_measures_the_trainer_then_trains_with_the_fastest_setting(tmp_path):
+    """S1's first call as it runs on the GPU (here on the CPU, tiny): the throughput report,
+    the Russian-to-English run with its fastest setting, the weights in OUT/ruen; `finish`
+    (the second call) brings the final weights."""
+    recipe = _runner(tmp_path, **SESSION_TIMES)
+    recipe("pack", "--train", str(_docs(tmp_path / "train.jsonl", 4)),
+           "--dev", str(_docs(tmp_path / "dev.jsonl", 1)))
+    first = tmp_path / "OUT1"
+    done = recipe("session-ruen", str(first), "--", "--max-steps", "6", check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    report = json.loads((first / "throughput-tiny.json").read_text())
+    assert [r["setting"] for r in report["rows"]] == ["baseline", "fused"]
+    command = (tmp_path / "device" / "runs" / "ruen.sh").read_text()
+    assert "--adam-impl" in command and "--direction ru-en" in command
+    assert any(f.name.startswith("final-") for f in (first / "ruen").iterdir())
+    second = tmp_path / "OUT2"
+    recipe("finish", "--name", "ruen", str(second))
+    bundle = export_run(second, tmp_path / "bundle", "int8")
+    assert json.loads((bundle / "subctx.json").read_text())["info"]["training"]["steps"] == 6
+
+
+def test_session_big_in_int8_then_a_continuation_from_the_stash(tmp_path):
+    """Stage 2's calls: a run from scratch comes back in int8; the next session stashes it,
+    goes on from it (its step count too) and `finish` brings that one back."""
+    recipe = _runner(tmp_path, **SESSION_TIMES)
+    recipe("pack", "--train", str(_docs(tmp_path / "train.jsonl", 4)),
+           "--bt", str(_docs(tmp_path / "bt.jsonl", 1)),
+           "--dev", str(_docs(tmp_path / "dev.jsonl", 1)))
+    first = tmp_path / "OUT1"
+    done = recipe("session-big", str(first), "--", "--max-steps", "4", check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    from safetensors.torch import load_file
+    chunks = [load_file(str(f)) for f in first.glob("final-*.safetensors")]
+    assert any(t.dtype == torch.int8 for c in chunks for t in c.values())
+    recipe("stash", str(first))
+    init = tmp_path / "device" / "init"
+    shutil.rmtree(tmp_path / "device" / "run")  # the next session's machine starts bare
+    (tmp_path / "device" / "done").unlink()
+    second = tmp_path / "OUT2"
+    done = recipe("session-big", str(second), "--", "--init-from", str(init),
+                  "--max-steps", "7", check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    log = (tmp_path / "device" / "run.log").read_text()
+    loaded = re.search(r"initialised (\d+)/(\d+) tensors", log)
+    assert loaded and loaded[1] == loaded[2]
+    third = tmp_path / "OUT3"
+    recipe("finish", "--dtype", "int8", str(third))
+    metrics = (third / "metrics.jsonl").read_text().splitlines()
+    assert json.loads(metrics[-1])["step"] == 7
+    config = json.loads((third / "config.json").read_text())
+    assert config["train"]["control_share"] == 0.5
+    assert config["train"]["corpus_weights"]["subtitles"] == 4
+
+
+def test_session_rows_reports_in_the_background_and_finish_report_brings_it(tmp_path):
+    """S2: the rows side by side, then their report started in the background; the second
+    call's `finish-report` waits for it and brings the whole of it."""
+    from tests.test_end_to_end import _write_dev
+
+    recipe = _rows_runner(tmp_path, **{**SESSION_TIMES, "CALL_SECONDS": "1"},
+                          ROWS_ONLY="baseline,concat-cd", ROWS_STEPS="2", REPORT_START="30")
+    devroot = _write_dev(tmp_path / "devroot")
+    recipe("pack", "--train", str(_docs(tmp_path / "train.jsonl", 4)),
+           "--dev", str(devroot / "friends_dev.jsonl"), "--devroot", str(devroot))
+    first = tmp_path / "OUT1"
+    done = recipe("session-rows", str(first), "--ctxpro-limit", "4", "--beam", "2",
+                  check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "report:" in done.stdout
+    second = tmp_path / "OUT2"
+    finished = recipe("finish-report", str(second), "300", check=False)
+    assert "report: complete" in finished.stdout, finished.stdout[-3000:]
+    report = json.loads((second / "dev_report.json").read_text())["models"]
+    assert {Path(k).name for k in report} == {"baseline", "concat-cd"}
+    assert set(json.loads((second / "metrics.json").read_text())) == {"baseline", "concat-cd"}
