@@ -678,6 +678,7 @@ session_ruen() {
     check_logs
     wait_run --seconds $((CALL_SECONDS - SECONDS)) || true
     collect --name ruen --latest "$out/ruen"
+    rm -f "$out/ruen/training.png"  # a call brings back 8 files: the report and 7 of the run
 }
 
 session_rows() {
