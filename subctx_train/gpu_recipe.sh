@@ -664,11 +664,14 @@ session_ruen() {
     [ -n "$cpu" ] && preset=tiny
     mkdir -p "$out"
     local report="$out/throughput-$preset.json"
+    unpack &  # the data unpacks on the host while the GPU measures
+    local unpacking=$!
     # shellcheck disable=SC2086  # THROUGHPUT_OPTS is a list of options
     timeout "$THROUGHPUT_SECONDS" "$PY" -m subctx_train.cli throughput --preset "$preset" \
         $THROUGHPUT_OPTS --budget-seconds $((THROUGHPUT_SECONDS * 2 / 3)) --json "$report" \
         --architecture concat --max-k 1 --cd-weight 0.01 --segment-shift 0 2>&1 \
         | tail -n 16 || echo "throughput: cut short; the rows so far stand"
+    wait "$unpacking"
     local minutes flags
     minutes=$(minutes_until "$TRAIN_END")
     read -ra flags <<< "$("$PY" -m subctx_train.cli throughput-flags "$report" \
