@@ -8,6 +8,7 @@ subctx.layout; target-side context tokens get loss weight `cd_weight` (context d
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field, fields
@@ -68,18 +69,20 @@ def tokenize_documents(docs: list[Document], sp: spm.SentencePieceProcessor, max
         from subctx_train import labels
 
         control_ids = labels.tag_ids(sp)
-    for doc in docs:
-        weight = weight_of(doc, weights or {})
-        if weight <= 0:
-            continue
-        src_ids = sp.encode([s.src for s in doc.segments])
+    kept = [(doc, w) for doc in docs if (w := weight_of(doc, weights or {})) > 0]
+    encoded = _encode_all(sp, [t for doc, _ in kept for s in doc.segments
+                               for t in (s.src, s.tgt, s.mt) if t])
+    for doc, weight in kept:
+        src_ids, tgt_ids, mt_ids = [], [], []
+        for s in doc.segments:  # in the order _encode_all was given them
+            src_ids.append(next(encoded) if s.src else [])
+            tgt_ids.append(next(encoded) if s.tgt else [] if s.tgt is not None else None)
+            mt_ids.append(next(encoded)[:max_len] if s.mt else None)
         if doc.synthetic:
             if tag == sp.unk_id():
                 raise ValueError(f"{doc.doc_id} is synthetic but the tokenizer has no "
                                  f"{SpecialTokens().bt_tag} piece")
             src_ids = [[tag, *ids] for ids in src_ids]
-        tgt_ids = [sp.encode(s.tgt) if s.tgt is not None else None for s in doc.segments]
-        mt_ids = [sp.encode(s.mt)[:max_len] if s.mt else None for s in doc.segments]
         gap = max_gap if doc.timed else None
         for i, target in enumerate(tgt_ids):
             if target is None:
@@ -96,6 +99,17 @@ def tokenize_documents(docs: list[Document], sp: spm.SentencePieceProcessor, max
                                     [tgt_ids[c][:max_len] if tgt_ids[c] is not None else None
                                      for c in ctx], weight, [mt_ids[c] for c in ctx]))
     return examples
+
+
+def _encode_all(sp: spm.SentencePieceProcessor, texts: list[str]) -> Iterator[list[int]]:
+    """The ids of every text, in order, from batched calls on all cores (one call a text was
+    most of the time a GPU run spent loading its data)."""
+    threads = os.cpu_count() or 1
+    for start in range(0, len(texts), ENCODE_BATCH):
+        yield from sp.encode(texts[start:start + ENCODE_BATCH], num_threads=threads)
+
+
+ENCODE_BATCH = 200_000  # texts a call: the ids of one batch at a time besides the examples
 
 
 @dataclass(frozen=True)

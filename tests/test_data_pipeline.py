@@ -145,6 +145,34 @@ def test_synthetic_sources_start_with_the_tag(tmp_path):
     assert [ex.tgt for ex in real] == [ex.tgt for ex in synthetic]  # targets untouched
 
 
+def test_examples_hold_each_sentences_own_ids_whatever_the_mix(tmp_path, monkeypatch):
+    """The corpus is encoded in batched calls: every example still gets the ids of its own
+    sentences (segments without a target, empty targets, own translations, weight-0
+    documents left out, batches that end mid-document)."""
+    from subctx_train import examples
+
+    sentences = [s for pair in CORPUS for s in pair] * 20
+    sp = spm.SentencePieceProcessor(model_file=str(
+        train_tokenizer(sentences, tmp_path / "spm.model", vocab_size=120)))
+    mixed = _doc("friends/e2")
+    mixed.segments[1].tgt = None  # a line without a target: context only
+    mixed.segments[2].tgt = ""
+    mixed.segments[3].mt = "Здравствуй."
+    docs = [_doc("news/a", "news"), mixed, _doc("friends/e3", synthetic=True)]
+    monkeypatch.setattr(examples, "ENCODE_BATCH", 3)
+    got = tokenize_documents(docs, sp, max_k=1, weights={"news": 0})
+    ids = {text: sp.encode(text) for s in mixed.segments for text in (s.src, s.tgt, s.mt) if text}
+    want_src = [ids[s.src] for s in mixed.segments]
+    assert len(got) == len(CORPUS) - 1 + len(CORPUS)  # news weighs 0; one line has no target
+    first = [ex for ex in got if ex.src in want_src]
+    assert [ex.tgt for ex in first] == [ids.get(s.tgt, []) for s in mixed.segments
+                                        if s.tgt is not None]
+    # the line after the one with its own translation has it as context (segments 0, 2, 3, 4)
+    assert first[3].mt_ctx == [ids["Здравствуй."]] and first[2].mt_ctx == [None]
+    tag = sp.piece_to_id("<bt>")
+    assert all(ex.src[0] == tag for ex in got[len(first):])
+
+
 def test_own_and_perturbed_target_context():
     ex = Example([10], [20, 21], [[5]], [[8, 8, 8, 8, 8, 8]], mt_ctx=[[7, 7, 7]])
     gold = render(ex, 1, sep=4, cd_weight=0.01, shift=0)
