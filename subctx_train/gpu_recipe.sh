@@ -743,6 +743,8 @@ session_big() {
         read -ra flags <<< "$("$PY" -m subctx_train.cli throughput-flags "$THROUGHPUT" \
             --preset gpu-deep --run-minutes 8)"
     fi
+    unpack  # before the budget is set: the real and synthetic documents take a while
+    local RESERVE=$((RESERVE + 60))  # and twice the examples to load as the real pairs alone
     start $cpu --preset "$preset" --minutes "$(minutes_until "$TRAIN_END")" \
         --weights "$ENRU_WEIGHTS" -- --architecture concat --max-k 1 --cd-weight 0.01 \
         --segment-shift 0 --noisy-context 0.3 --control-share 0.5 "${flags[@]}" "$@"
