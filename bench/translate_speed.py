@@ -25,6 +25,7 @@ from subctx.backends.ct2 import CTranslate2Backend
 from subctx.contract import Request
 from subctx.decoding import DecodeOptions, translate_documents
 from subctx.formats.srt import parse_srt_text
+from subctx.formats.timing import srt_timestamp
 from subctx.units import plan_document
 
 LINES = [
@@ -45,16 +46,10 @@ def synthetic_film(cues: int = 1500, seed: int = 0) -> str:
     for i in range(1, cues + 1):
         dur = rng.uniform(1.5, 4.0)
         a, b = t, t + dur
-
-        def stamp(x: float) -> str:
-            ms = int(round(x * 1000))
-            hours, minutes, seconds = ms // 3600000, ms // 60000 % 60, ms // 1000 % 60
-            return f"{hours:02d}:{minutes:02d}:{seconds:02d},{ms % 1000:03d}"
-
         text = rng.choice(LINES)
         if rng.random() < 0.15:
             text = f"- {text}\n- {rng.choice(LINES)}"
-        blocks.append(f"{i}\n{stamp(a)} --> {stamp(b)}\n{text}\n")
+        blocks.append(f"{i}\n{srt_timestamp(a)} --> {srt_timestamp(b)}\n{text}\n")
         t = b + (rng.uniform(8, 20) if rng.random() < 0.05 else rng.uniform(0.2, 2.0))
     return "\n".join(blocks)
 

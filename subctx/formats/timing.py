@@ -1,5 +1,5 @@
 """Timestamps as the formats write them, to seconds: SubRip's (also ASS's, which differ only in
-precision) and WebVTT's."""
+precision) and WebVTT's; and seconds as SubRip writes them."""
 
 from __future__ import annotations
 
@@ -19,6 +19,12 @@ def parse_timestamp(value: str) -> float | None:
         return None
     fraction = int(millis.ljust(3, "0")) if millis else 0
     return round(int(hours) * 3600 + int(minutes) * 60 + int(seconds) + fraction / 1000, 3)
+
+
+def srt_timestamp(seconds: float) -> str:
+    """62.345 seconds -> '00:01:02,345' (parse_timestamp's inverse)."""
+    ms = int(round(seconds * 1000))
+    return f"{ms // 3600000:02d}:{ms // 60000 % 60:02d}:{ms // 1000 % 60:02d},{ms % 1000:03d}"
 
 
 def parse_vtt_timestamp(value: str) -> float | None:
