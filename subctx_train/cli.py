@@ -857,6 +857,10 @@ def throughput_flags(
     run_minutes: Annotated[float, typer.Option(
         metavar="M", help="The run's length: a setting's warm-up (compile) costs its share.")
     ] = 10.0,
+    batch: Annotated[bool, typer.Option(
+        "--batch/--no-batch", help="Also a larger --max-tokens where it keeps most of the "
+                                   "updates a second (--no-batch: the settings of another "
+                                   "shape, whose batch the report did not measure).")] = True,
 ) -> None:
     """The fastest setting of a throughput report as `train` options, on one line (nothing
     when the report is missing or has no row of the preset: the preset's defaults stand)."""
@@ -871,6 +875,8 @@ def throughput_flags(
         typer.echo(f"throughput-flags: {report}: {err}; the preset's settings stand", err=True)
         return
     fields = fastest_settings(data, preset, run_minutes)
+    if not batch:
+        fields.pop("max_tokens", None)
     if not fields:
         typer.echo(f"throughput-flags: no row of {preset} in {report}; the preset's settings "
                    "stand", err=True)

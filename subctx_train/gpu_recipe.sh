@@ -741,7 +741,7 @@ session_big() {
     [ -n "$cpu" ] && preset=tiny
     if [ -n "${THROUGHPUT:-}" ]; then
         read -ra flags <<< "$("$PY" -m subctx_train.cli throughput-flags "$THROUGHPUT" \
-            --preset gpu-deep --run-minutes 8)"
+            --preset gpu-deep --run-minutes 8 --no-batch)"
     fi
     unpack  # before the budget is set: the real and synthetic documents take a while
     local RESERVE=$((RESERVE + 60))  # and twice the examples to load as the real pairs alone

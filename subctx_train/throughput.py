@@ -420,26 +420,41 @@ def run_throughput(presets: list[str], settings: list[Setting], device: torch.de
     return report
 
 
-SPEED_FIELDS = tuple(ladder()[0].overrides)  # what a setting changes (not max_tokens)
+SPEED_FIELDS = tuple(ladder()[0].overrides)  # what a setting changes (max_tokens apart)
+
+
+BIGGER_BATCH_STEPS = 0.8  # a larger batch is taken while it keeps this share of the updates
 
 
 def fastest_settings(report: dict[str, Any], preset: str, run_minutes: float = 10.0
                      ) -> dict[str, Any]:
     """The speed fields of `preset`'s best row in a throughput report (its JSON) for a run of
     `run_minutes`: the most target tokens in the run, a setting's warm-up (torch.compile's
-    start) counted as time without training. Rows of another max_tokens are left out: a larger
-    batch changes the training, not only its speed. {} when no row of `preset` ran."""
-    rows = [r for r in report.get("rows", []) if r["preset"] == preset and not r.get("error")
-            and not r["setting"].startswith("tokens")]
-    if not rows:
+    start) counted as time without training. Then the largest max_tokens row of that setting
+    that still makes BIGGER_BATCH_STEPS of its updates a second: where a step's cost is
+    overhead, not arithmetic, a bigger batch is the same updates each seeing more tokens (at
+    the same learning rate); where it is arithmetic, fewer updates, and the preset's batch
+    stands. {} when no row of `preset` ran."""
+    rows = [r for r in report.get("rows", []) if r["preset"] == preset and not r.get("error")]
+    ladder_rows = [r for r in rows if not r["setting"].startswith("tokens")]
+    if not ladder_rows:
         return {}
     budget = run_minutes * 60
 
     def tokens_in_run(row: dict[str, Any]) -> float:
         return row["target_tokens_per_s"] * max(0.0, budget - row.get("warmup_s", 0.0))
 
-    best = max(rows, key=tokens_in_run)
-    return {k: v for k, v in best["overrides"].items() if k in SPEED_FIELDS}
+    def speed(row: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in row["overrides"].items() if k in SPEED_FIELDS}
+
+    best = max(ladder_rows, key=tokens_in_run)
+    fields = speed(best)
+    bigger = [r for r in rows if r["setting"].startswith("tokens") and speed(r) == fields
+              and r["max_tokens"] > best["max_tokens"]
+              and r["steps_per_s"] >= BIGGER_BATCH_STEPS * best["steps_per_s"]]
+    if bigger:
+        fields["max_tokens"] = max(r["max_tokens"] for r in bigger)
+    return fields
 
 
 def setting_flags(fields: dict[str, Any]) -> list[str]:

@@ -141,23 +141,24 @@ def test_the_command_writes_the_report(tmp_path):
 
 
 def _row(setting: str, tokens: float, warmup: float, preset: str = "gpu-deep",
-         error: str | None = None) -> dict:
-    overrides = next(s.overrides for s in ladder(max_tokens=[24000])
+         error: str | None = None, steps: float = 10.0) -> dict:
+    overrides = next(s.overrides for s in ladder(max_tokens=[24000, 48000])
                      if s.name == setting)
     return {"preset": preset, "setting": setting, "target_tokens_per_s": tokens,
-            "warmup_s": warmup, "error": error, "overrides": overrides}
+            "warmup_s": warmup, "error": error, "overrides": overrides, "steps_per_s": steps,
+            "max_tokens": overrides.get("max_tokens", 12000)}
 
 
-def test_the_fastest_setting_counts_its_warm_up_and_leaves_batch_size_alone(tmp_path):
+def test_the_fastest_setting_counts_its_warm_up(tmp_path):
     report = {"rows": [_row("baseline", 100, 1), _row("fused", 150, 1),
                        _row("sides", 900, 1, error="out of memory"),
-                       _row("compile", 200, 400), _row("tokens24000", 500, 400),
+                       _row("compile", 200, 400), _row("tokens24000", 500, 400, steps=5.0),
                        _row("compile", 999, 1, preset="gpu-big")]}
     short = fastest_settings(report, "gpu-deep", run_minutes=10)  # compile's start: too dear
     assert short == {"adam_impl": "fused", "log_every": 1, "batch_order": "size",
                      "compile": False}
     long = fastest_settings(report, "gpu-deep", run_minutes=60)
-    assert long["compile"] is True and "max_tokens" not in long
+    assert long["compile"] is True and "max_tokens" not in long  # 24k: half the updates
     assert fastest_settings(report, "tiny") == {}
     flags = setting_flags(long)
     assert flags == ["--adam-impl", "fused", "--log-every", "100", "--batch-order", "sides",
@@ -168,8 +169,28 @@ def test_the_fastest_setting_counts_its_warm_up_and_leaves_batch_size_alone(tmp_
     path.write_text(json.dumps(report))
     said = CliRunner().invoke(app, ["throughput-flags", str(path), "--run-minutes", "60"])
     assert said.exit_code == 0 and said.stdout.strip() == " ".join(flags)
+    report["rows"][4]["steps_per_s"] = 10.0  # now the bigger batch keeps the updates
+    path.write_text(json.dumps(report))
+    said = CliRunner().invoke(app, ["throughput-flags", str(path), "--run-minutes", "60"])
+    assert said.stdout.split()[-2:] == ["--max-tokens", "24000"]
+    said = CliRunner().invoke(app, ["throughput-flags", str(path), "--run-minutes", "60",
+                                    "--no-batch"])
+    assert said.stdout.strip() == " ".join(flags)  # another shape: the settings alone
     missing = CliRunner().invoke(app, ["throughput-flags", str(tmp_path / "none.json")])
     assert missing.exit_code == 0 and missing.stdout.strip() == ""  # the preset's defaults
+
+
+def test_a_bigger_batch_is_taken_while_it_keeps_most_of_the_updates():
+    compiled = _row("compile", 200, 1, steps=10.0)
+    report = {"rows": [_row("baseline", 100, 1), compiled,
+                       _row("tokens24000", 380, 1, steps=9.5),  # overhead-bound: ~same steps
+                       _row("tokens48000", 420, 1, steps=5.2)]}  # arithmetic-bound: half
+    assert fastest_settings(report, "gpu-deep")["max_tokens"] == 24000
+    report["rows"][2]["steps_per_s"] = 7.0
+    assert "max_tokens" not in fastest_settings(report, "gpu-deep")
+    report["rows"][1] = _row("fused", 250, 1)  # the bigger rows build on compile: not this
+    report["rows"][2]["steps_per_s"] = 10.0
+    assert "max_tokens" not in fastest_settings(report, "gpu-deep")
 
 
 def test_the_bench_imports_without_ctranslate2_or_textual():
