@@ -385,7 +385,8 @@ def collect(
              "(half of bf16's room: a model over ~30M parameters comes back in one call).")
     ] = "bf16",
     latest: Annotated[bool, typer.Option(
-        "--latest", help="A run still training: its newest checkpoint (a safety copy before "
+        "--latest", metavar="",
+        help="A run still training: its newest checkpoint (a safety copy before "
                          "the device call ends).")] = False,
 ) -> None:
     """The final weights of a run in few small files (<= 16 MiB each) with its config,
@@ -858,9 +859,10 @@ def throughput_flags(
         metavar="M", help="The run's length: a setting's warm-up (compile) costs its share.")
     ] = 10.0,
     batch: Annotated[bool, typer.Option(
-        "--batch/--no-batch", help="Also a larger --max-tokens where it keeps most of the "
-                                   "updates a second (--no-batch: the settings of another "
-                                   "shape, whose batch the report did not measure).")] = True,
+        "--batch/--no-batch", metavar="",
+        help="Also a larger --max-tokens where it keeps most of the updates a second "
+             "(--no-batch: the settings of another shape, whose batch the report did not "
+             "measure).")] = True,
 ) -> None:
     """The fastest setting of a throughput report as `train` options, on one line (nothing
     when the report is missing or has no row of the preset: the preset's defaults stand)."""
