@@ -182,13 +182,14 @@ def by_length(translate: Callable[[list[str]], list[str]]) -> Callable[[list[str
 def engine_translate(engine, sampling: Sampling, beam: int, batch_size: int, seed: int = 1
                      ) -> Callable[[list[str]], list[str]]:
     """A corpus translator over a serving backend: beam search, or drawing from the model
-    (PyTorch bundles only), or beam + noise; seeded by each call's first sentence, so that a
-    resumed run draws what an uninterrupted one would."""
+    (CTranslate2 or PyTorch), or beam + noise; seeded by each call's first sentence, so that a
+    resumed run draws what an uninterrupted one would (PyTorch; CTranslate2 seeds its threads
+    once per process, so there a resumed run draws anew)."""
     from subctx.contract import Request
 
     if sampling.draw and not hasattr(engine, "sample"):
-        raise ValueError(f"--sampling {sampling.name} draws from the model: it needs a PyTorch "
-                         f"bundle (subctx-train export RUN --backend torch)")
+        raise ValueError(f"--sampling {sampling.name} draws from the model, which this "
+                         f"bundle's backend cannot do")
 
     def translate(texts: list[str]) -> list[str]:
         requests = [Request(t) for t in texts]

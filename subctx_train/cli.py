@@ -242,7 +242,7 @@ def back_translate(
     sampling: Annotated[Sampling, typer.Option(
         help="How a synthetic source is made (Edunov et al. 2018): "
              + "; ".join(f"{s.name}: {s.help}" for s in SAMPLINGS.values())
-             + ". sample and top10 need a PyTorch bundle.")] = Sampling.beam,
+             + ".")] = Sampling.beam,
     known: Annotated[list[Path] | None, typer.Option(
         metavar="PATH", exists=True,
         help="Parallel .jsonl files or folders: segments whose Russian has a real English "

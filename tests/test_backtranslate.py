@@ -1,4 +1,4 @@
-"""Back-translation at scale: sampling in the PyTorch backend (top-1 sampling is greedy search),
+"""Back-translation at scale: sampling in both backends (top-1 sampling is greedy search),
 Edunov et al.'s noise, sentences decoded by length, known Russian left out, and the
 `back-translate` command on a PyTorch bundle."""
 
@@ -139,12 +139,34 @@ def test_engine_translate_is_deterministic_per_chunk(torch_bundle, sampling):
     assert translate(texts) == first  # a resumed run draws the same
 
 
-def test_sampling_needs_a_pytorch_bundle():
+def test_sampling_needs_a_backend_that_draws():
     class Beam:
         pass
 
-    with pytest.raises(ValueError, match="PyTorch bundle"):
+    with pytest.raises(ValueError, match="cannot do"):
         engine_translate(Beam(), SAMPLINGS["sample"], 2, 8)
+
+
+def test_ctranslate2_draws_too_seeded_and_top1_is_greedy(tmp_path):
+    """Sampled back-translation on this CPU at CTranslate2's speed (the int8 bundle)."""
+    from subctx.backends.ct2 import CTranslate2Backend
+    from tests.helpers import build_tiny_bundle
+
+    bundle = build_tiny_bundle(tmp_path / "b", eos_bias=False)
+    engine = CTranslate2Backend(bundle, device="cpu", threads=1)
+    requests = [Request(s) for s, _ in CORPUS[:3]] + [
+        Request("She said it was fine.", ("Hello there, how are you?",),
+                ("Привет, как дела?",))]  # a forced target-side prefix
+    greedy = [t.text for t in engine.translate(requests, beam_size=1)]
+    assert [t.text for t in engine.sample(requests, top_k=1)] == greedy
+    first = [t.text for t in engine.sample(requests)]
+    assert [t.text for t in engine.sample(requests)] != first  # a random model draws widely
+    again = CTranslate2Backend(bundle, device="cpu", threads=1)  # seeded as it loads
+    assert [t.text for t in again.sample(requests, top_k=1)] == greedy
+    assert [t.text for t in again.sample(requests)] == first
+    assert engine.sample([]) == []
+    translate = engine_translate(engine, SAMPLINGS["sample"], beam=1, batch_size=4, seed=7)
+    assert len(translate([s for s, _ in CORPUS[:3]])) == 3
 
 
 def test_back_translate_command_samples_on_a_pytorch_bundle(torch_bundle, tmp_path):

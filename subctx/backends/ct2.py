@@ -7,10 +7,13 @@ Encoder-side segment-shifted positions travel as a second source stream of posit
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 from subctx import layout
 from subctx.backends.base import Backend, Found, Prepared, generated_score
+from subctx.backends.output import collapse_loop, loops
 from subctx.bundle import Bundle
+from subctx.contract import Request, Translation
 from subctx.errors import BundleError
 
 
@@ -39,6 +42,9 @@ def resolve_device(device: str) -> str:
     return device
 
 
+DRAW_SEED = 1  # what `sample` draws from: CTranslate2 seeds its threads as a model loads
+
+
 class CTranslate2Backend(Backend):
     """A bundle with backend 'ctranslate2', loaded once."""
 
@@ -51,6 +57,7 @@ class CTranslate2Backend(Backend):
         if compute_type == "auto":
             compute_type = "int8" if self.device == "cpu" else "int8_float16"
         try:
+            _ctranslate2().set_random_seed(DRAW_SEED)  # the worker threads' generators
             self.translator = _ctranslate2().Translator(
                 str(self.bundle.path), device=self.device, compute_type=compute_type,
                 intra_threads=threads or min(8, os.cpu_count() or 1), inter_threads=1)
@@ -85,6 +92,35 @@ class CTranslate2Backend(Backend):
             best_attention = result.attention[ranked[0][0]] if result.attention else None
             found.append(Found(hypotheses, best_attention))
         return found
+
+    def sample(self, requests: Sequence[Request], top_k: int = 0, temperature: float = 1.0,
+               max_batch_size: int = 32, seed: int | None = None) -> list[Translation]:
+        """One translation per request drawn from the model (`top_k` > 0: from its k most
+        likely tokens at each step; 0: the whole distribution), as the PyTorch backend's
+        `sample` draws them for sampled back-translation (Edunov et al. 2018); forced tokens
+        come first, a translation that loops is cut down. `seed` cannot steer a call here:
+        CTranslate2 seeds each worker thread's generator once, as the model loads (from
+        DRAW_SEED), so a process that makes the same calls draws the same, and a resumed
+        run draws anew."""
+        if not requests:
+            return []
+        prepared = [self.prepare(r) for r in requests]
+        forced = max(p.forced_length for p in prepared)
+        length = max(1, min(self.manifest.max_positions - 1,
+                            max(p.forced_length + p.budget for p in prepared)))
+        results = self.translator.translate_batch(
+            [self._source(p) for p in prepared],
+            target_prefix=[(p.prefix + p.forced) or None for p in prepared] if forced else None,
+            beam_size=1, sampling_topk=top_k, sampling_temperature=temperature,
+            return_scores=True, max_batch_size=max_batch_size, max_input_length=0,
+            max_decoding_length=length, disable_unk=True)
+        out = []
+        for request, p, result in zip(requests, prepared, results, strict=True):
+            text = self._detok(self._current(result.hypotheses[0], p))
+            if loops(request.text, text):
+                text = collapse_loop(request.text, text)
+            out.append(Translation(text, result.scores[0]))
+        return out
 
     def _ranked(self, result, forced: int, max_length: int) -> list[tuple[int, float]]:
         """(hypothesis index, score), best first, ranked by what was generated after the forced
