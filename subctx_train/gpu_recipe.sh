@@ -645,7 +645,7 @@ check_logs() {
     # after CHECK seconds: stop the call if a run has died (its log tail says why)
     sleep "$CHECK"
     local bad
-    bad=$(grep -lE 'Traceback|Error' "$RECIPE_DIR"/runs/*.log "$RECIPE_DIR"/run.log \
+    bad=$(grep -lE 'Traceback|[A-Za-z]Error:' "$RECIPE_DIR"/runs/*.log "$RECIPE_DIR"/run.log \
           2>/dev/null || true)
     [ -z "$bad" ] && return 0
     for log in $bad; do echo "== $log"; tail -n 30 "$log"; done
