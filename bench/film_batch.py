@@ -1,8 +1,9 @@
 """A batch of films through the app as a user runs it: `subctx translate FOLDER` with context
 and with `--context 0`, side by side in one run, on this CPU or a GPU (`--device cuda`:
 CTranslate2 where it sees the GPU, else the same bundle through PyTorch, which the app says in
-one line). The films are dev documents with their own timings, one .srt each (or synthetic
-films). Cues/s counts the whole command, the model's loading included, as a user waits for it.
+one line). The films are dev documents with their own timings (or spoken ones where they
+have none), one .srt each, or synthetic films. Cues/s counts the whole command, the
+model's loading included, as a user waits for it.
 
     python bench/film_batch.py --data ../shared/data/en-ru/dev/friends_dev.jsonl --threads 2
     python3 bench/film_batch.py --data /tmp/recipe/data/devroot/friends_dev.jsonl \\
@@ -30,17 +31,35 @@ SETTINGS = {"context (as the app runs)": [], "--context 0": ["--context", "0"]}
 
 
 def films_from_documents(path: Path, folder: Path, limit: int) -> int:
-    """One .srt per timed document (its segments as cues, English); returns the cues."""
+    """One .srt per document (its English lines as cues, with its timings; a document without
+    them gets cues as long as their text at 15 characters a second plus half a second, 1-7 s,
+    a quarter second apart: one context chain, as continuous dialogue is, and no more cues
+    over the app's reading speed than a real film's); the first documents up to `limit`
+    cues. Returns the cues."""
     cues = 0
     for n, doc in enumerate(read_documents([path])):
-        timed = [s for s in doc.segments if s.start is not None and s.end is not None and s.src]
-        if not timed or cues >= limit:
+        lines = [s for s in doc.segments if s.src]
+        if not lines or cues >= limit:
             continue
-        blocks = [f"{i}\n{srt_timestamp(s.start)} --> {srt_timestamp(s.end)}\n{s.src}\n"
-                  for i, s in enumerate(timed, 1)]
+        timed = all(s.start is not None and s.end is not None for s in lines)
+        times = [(s.start, s.end) for s in lines] if timed else spoken_times(lines)
+        blocks = [f"{i}\n{srt_timestamp(a)} --> {srt_timestamp(b)}\n{s.src}\n"
+                  for i, (s, (a, b)) in enumerate(zip(lines, times, strict=True), 1)]
         (folder / f"film{n:03d}.en.srt").write_text("\n".join(blocks), encoding="utf-8")
-        cues += len(timed)
+        cues += len(lines)
+    if not cues:
+        raise SystemExit(f"film_batch: no English lines in {path}")
     return cues
+
+
+def spoken_times(lines: list) -> list[tuple[float, float]]:
+    """(start, end) of untimed lines said one after another at 15 characters a second."""
+    times, t = [], 0.0
+    for line in lines:
+        duration = min(7.0, max(1.0, len(line.src) / 15 + 0.5))
+        times.append((round(t, 3), round(t + duration, 3)))
+        t += duration + 0.25
+    return times
 
 
 def synthetic_films(folder: Path, films: int, cues: int) -> int:

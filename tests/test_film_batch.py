@@ -35,14 +35,18 @@ def test_dev_documents_become_films_the_app_translates_with_and_without_context(
     assert any("cues/s" in line for line in rows[0]["said"])  # the app's own count
 
 
-def test_a_film_keeps_each_segments_timing(tmp_path):
+def test_a_film_keeps_each_segments_timing_or_gets_spoken_ones(tmp_path):
     sys.path.insert(0, str(ROOT / "bench"))
     from film_batch import films_from_documents
 
     data = tmp_path / "dev.jsonl"
-    segments = [{"src": "Hello.", "tgt": "Привет.", "start": 3661.5, "end": 3663.25},
-                {"src": "Untimed.", "tgt": "Без времени."}]
-    data.write_text(json.dumps({"doc": "a/1", "domain": "subtitles", "segments": segments}))
-    assert films_from_documents(data, tmp_path, limit=100) == 1
+    timed = [{"src": "Hello.", "tgt": "Привет.", "start": 3661.5, "end": 3663.25}]
+    untimed = [{"src": "One.", "tgt": "Раз."}, {"src": "Two.", "tgt": "Два."}]
+    data.write_text("\n".join(json.dumps({"doc": f"a/{n}", "domain": "subtitles",
+                                           "segments": s}) for n, s in enumerate([timed,
+                                                                                untimed])))
+    assert films_from_documents(data, tmp_path, limit=100) == 3
     [cue] = parse_srt_text((tmp_path / "film000.en.srt").read_text()).cues
     assert (cue.start, cue.end) == (3661.5, 3663.25) and cue.text == "Hello."
+    cues = parse_srt_text((tmp_path / "film001.en.srt").read_text()).cues
+    assert [(c.start, c.end, c.text) for c in cues] == [(0.0, 1.0, "One."), (1.25, 2.25, "Two.")]
