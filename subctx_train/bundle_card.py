@@ -17,6 +17,7 @@ from subctx.nn.config import ModelConfig
 from subctx.nn.transformer import Transformer
 from subctx_train.checkpoint import load_model_state, read_meta, save_chunked
 from subctx_train.config import TrainConfig
+from subctx_train.runs import pretraining_stages, run_progress, run_record, stage_data
 from subctx_train.train import build_model, load_final_model
 
 
@@ -38,28 +39,17 @@ def _load(source: Path) -> tuple[Transformer, TrainConfig, Path, dict]:
     return model, cfg, source, {"weights": weights}
 
 
-def _run_progress(run_dir: Path) -> dict:
-    """Steps, epochs, wall-clock minutes and last dev scores of a run, from metrics.jsonl."""
-    metrics = run_dir / "metrics.jsonl"
-    records = ([json.loads(x) for x in metrics.read_text().splitlines() if x.strip()]
-               if metrics.exists() else [])
-    if not records:
-        return {}
-    return {"steps": records[-1]["step"], "epochs": records[-1]["epoch"],
-            "minutes": round(training_minutes(records), 1),
-            "precision": records[-1].get("precision", "fp32"),
-            "final_dev": {k: v for k, v in records[-1].items() if k.startswith("dev_")}}
 
 
 def _training_info(run_dir: Path, cfg: TrainConfig, extra: dict) -> dict:
     info = {"config": cfg.to_dict(), **extra,
             "parameters": None, "steps": None, "minutes": None, "device": None}
-    info.update(_run_progress(run_dir))
-    stages = _pretraining(run_dir)
+    info.update(run_progress(run_dir))
+    stages = pretraining_stages(run_dir)
     if stages:  # a fine-tuned model: its budget includes the runs it started from
-        info["init_from"] = _init_from(run_dir)
+        info["init_from"] = run_record(run_dir).get("init_from")
         info["pretraining"] = stages
-    resumed = _run_config(run_dir).get("resumed")
+    resumed = run_record(run_dir).get("resumed")
     if resumed:  # resumed with other settings: the card says from which step
         info["resumed"] = resumed
     return info
@@ -83,14 +73,8 @@ def _resumes(t: dict) -> str:
     return "".join(parts)
 
 
-def _run_config(run_dir: Path) -> dict:
-    """A run's config.json ({} where it has none)."""
-    config = run_dir / "config.json"
-    return json.loads(config.read_text()) if config.exists() else {}
 
 
-def _init_from(run_dir: Path) -> str | None:
-    return _run_config(run_dir).get("init_from")
 
 
 def _stages(pre: list | dict | None) -> list[dict]:
@@ -98,44 +82,10 @@ def _stages(pre: list | dict | None) -> list[dict]:
     return pre if isinstance(pre, list) else [pre] if pre else []
 
 
-def _stage_data(data: dict | None) -> dict:
-    return {k: data[k] for k in ("pairs", "synthetic_pairs") if k in data} if data else {}
 
 
-def _pretraining(run_dir: Path) -> list[dict]:
-    """The runs this one started from (`--init-from`, followed back), earliest first, each with
-    its hardware and pair counts; a run unbundled from a shipped model ends the chain with the
-    stages that model's card recorded (their runs are not here)."""
-    from subctx_train.runs import init_run_dir
-
-    stages, seen = [], {run_dir.resolve()}
-    init_from = _init_from(run_dir)
-    while init_from:
-        init_dir = init_run_dir(Path(init_from))
-        record = _run_config(init_dir)
-        if init_dir.resolve() in seen or not record:
-            break
-        seen.add(init_dir.resolve())
-        stages.insert(0, {"run": str(init_dir), "architecture": record["train"].get(
-            "architecture"), "device": record.get("hardware"), **_stage_data(record.get("data")),
-            **_run_progress(init_dir)})
-        if record.get("unbundled_from"):
-            stages[:0] = [{"device": record.get("hardware"), **stage}
-                          for stage in record.get("pretraining") or []]
-            break
-        init_from = record.get("init_from")
-    return stages
 
 
-def training_minutes(records: list[dict]) -> float:
-    """Wall-clock minutes over all sessions of a run (each resumed session restarts the
-    clock, so a drop in elapsed_min starts a new session)."""
-    total, last = 0.0, 0.0
-    for record in records:
-        if record["elapsed_min"] < last:
-            total += last
-        last = record["elapsed_min"]
-    return total + last
 
 
 def export_run(source: Path, out: Path, quantize: str | None = None, max_gap: float = 7.0,
@@ -285,7 +235,7 @@ def _data(data: dict | None, weights: dict, stages: list | dict | None = None) -
 
 
 def _earlier_data(data: dict | None, stages: list | dict | None) -> str:
-    seen = [s for s in _stages(stages) if "pairs" in s and _stage_data(s) != _stage_data(data)]
+    seen = [s for s in _stages(stages) if "pairs" in s and stage_data(s) != stage_data(data)]
     if not seen:
         return ""
     return " Before: " + "; ".join(

@@ -1,5 +1,6 @@
 """What a new run takes from elsewhere: its tokenizer, and (`--init-from`) another run's
-weights and step count."""
+weights and step count; and what a run folder records of itself and of the runs it began
+from (read by the model card)."""
 
 from __future__ import annotations
 
@@ -70,3 +71,74 @@ def initial_weights(init_from: Path) -> tuple[dict[str, torch.Tensor], int]:
     if final is None:
         return load_model_state(checkpoint), read_meta(checkpoint)["step"]
     return final, init_step(init_from)
+
+
+# -- a run's records ---------------------------------------------------------------------------
+def run_record(run_dir: Path) -> dict:
+    """A run's config.json ({} where it has none)."""
+    config = Path(run_dir) / "config.json"
+    return json.loads(config.read_text()) if config.exists() else {}
+
+
+def training_minutes(records: list[dict]) -> float:
+    """Wall-clock minutes over all sessions of a run (each resumed session restarts the
+    clock, so a drop in elapsed_min starts a new session)."""
+    total, last = 0.0, 0.0
+    for record in records:
+        if record["elapsed_min"] < last:
+            total += last
+        last = record["elapsed_min"]
+    return total + last
+
+
+def run_progress(run_dir: Path) -> dict:
+    """Steps, epochs, wall-clock minutes and last dev scores of a run, from metrics.jsonl."""
+    metrics = Path(run_dir) / "metrics.jsonl"
+    records = ([json.loads(x) for x in metrics.read_text().splitlines() if x.strip()]
+               if metrics.exists() else [])
+    if not records:
+        return {}
+    return {"steps": records[-1]["step"], "epochs": records[-1]["epoch"],
+            "minutes": round(training_minutes(records), 1),
+            "precision": records[-1].get("precision", "fp32"),
+            "final_dev": {k: v for k, v in records[-1].items() if k.startswith("dev_")}}
+
+
+def stage_data(data: dict | None) -> dict:
+    return {k: data[k] for k in ("pairs", "synthetic_pairs") if k in data} if data else {}
+
+
+def pretraining_stages(run_dir: Path) -> list[dict]:
+    """The runs this one started from (`--init-from`), earliest first, each with its
+    hardware, pair counts and progress: as the run recorded them when it began (so the chain
+    travels with the folder: a GPU session's run starts from weights an earlier session sent
+    back, at a path that exists only there), else followed back through the folders."""
+    record = run_record(run_dir)
+    if "pretraining" in record and not record.get("unbundled_from"):
+        return record["pretraining"]
+    return chain_from(record.get("init_from"), {Path(run_dir).resolve()})
+
+
+def chain_from(init_from: str | Path | None, seen: set[Path] | None = None) -> list[dict]:
+    """The stages up to and including the run `init_from` (a run folder or a checkpoint of
+    one): each run's own, then those it recorded or started from; a run unbundled from a
+    shipped model ends the chain with the stages that model's card recorded."""
+    stages, seen = [], set(seen or ())
+    while init_from:
+        init_dir = init_run_dir(Path(init_from))
+        record = run_record(init_dir)
+        if init_dir.resolve() in seen or not record:
+            break
+        seen.add(init_dir.resolve())
+        stages.insert(0, {"run": str(init_dir), "architecture": record["train"].get(
+            "architecture"), "device": record.get("hardware"), **stage_data(record.get("data")),
+            **run_progress(init_dir)})
+        if record.get("unbundled_from"):
+            stages[:0] = [{"device": record.get("hardware"), **stage}
+                          for stage in record.get("pretraining") or []]
+            break
+        if "pretraining" in record:  # recorded when that run began
+            stages[:0] = record["pretraining"]
+            break
+        init_from = record.get("init_from")
+    return stages

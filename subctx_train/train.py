@@ -59,7 +59,7 @@ from subctx_train.hardware import describe_hardware, resolve_device, share_gpu, 
 from subctx_train.loss import LossTerms, discounted_loss, loss_terms
 from subctx_train.plots import plot_metrics
 from subctx_train.prefetch import Prefetcher
-from subctx_train.runs import ensure_tokenizer, initial_weights
+from subctx_train.runs import chain_from, ensure_tokenizer, initial_weights
 from subctx_train.tokenizer import BOS, EOS, PAD, UNK
 
 console = Console(stderr=True)
@@ -310,7 +310,8 @@ def resumed_record(before: dict, now: dict, step: int) -> dict:
                if now["train"].get(k) != v}
     if before.get("hardware") != now["hardware"]:
         changed["hardware"] = [before.get("hardware"), now["hardware"]]
-    record = {**now, "init_from": now["init_from"] or before.get("init_from")}
+    record = {**now, "init_from": now["init_from"] or before.get("init_from"),
+              "pretraining": now.get("pretraining") or before.get("pretraining") or []}
     resumes = list(before.get("resumed") or [])
     if changed:
         resumes.append({"at_step": step, "changed": changed})
@@ -435,6 +436,8 @@ class Trainer:
         every Trainer: `finalize` builds one without the data, maybe on another machine."""
         record = {"train": self.cfg.to_dict(), "model": self.model_cfg.to_dict(),
                   "init_from": str(self.init_from) if self.init_from else None,
+                  # the runs it began from, as they are now (the folders may not travel)
+                  "pretraining": chain_from(self.init_from) if self.init_from else [],
                   "data": self.data, "hardware": describe_hardware(self.device, self.info.world)}
         path = self.run_dir / "config.json"
         if self.state.step and path.exists():  # resumed: keep where the run began, and say

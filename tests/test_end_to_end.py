@@ -2,6 +2,7 @@
 
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -14,7 +15,6 @@ from subctx_train.bundle_card import (
     export_run,
     known_limits,
     record_scores,
-    training_minutes,
 )
 from subctx_train.cli import app as train_app
 from subctx_train.config import make_config
@@ -28,6 +28,7 @@ from subctx_train.evaluate import (
     spread_documents,
 )
 from subctx_train.report import evaluate_condition, run_bleu, run_contrastive, run_ctxpro
+from subctx_train.runs import chain_from, pretraining_stages, training_minutes
 from subctx_train.train import Trainer, load_final_model
 from tests.helpers import CORPUS, write_srt
 from tests.test_training import fixture_docs
@@ -180,7 +181,7 @@ def test_a_fine_tune_of_an_unbundled_model_counts_the_bundles_stages(tmp_path):
     """The shipped model's card recorded its stages (a GPU run, then a fine-tune); a run
     unbundled from it keeps them, so a CPU fine-tune's card has the whole chain, where each
     stage ran and what data the earlier stages saw."""
-    from subctx_train.bundle_card import _data, _pretraining
+    from subctx_train.bundle_card import _data
 
     shipped = tmp_path / "unbundled"
     shipped.mkdir()
@@ -195,7 +196,7 @@ def test_a_fine_tune_of_an_unbundled_model_counts_the_bundles_stages(tmp_path):
     tuned.mkdir()
     (tuned / "config.json").write_text(json.dumps({
         "train": {"architecture": "concat"}, "init_from": str(shipped), "hardware": "2 CPUs"}))
-    stages = _pretraining(tuned)
+    stages = pretraining_stages(tuned)
     assert [(s["steps"], s["device"]) for s in stages] == [(100, "H100"), (130, "H100")]
     text = _budget({"device": "2 CPUs", "steps": 150, "minutes": 30.0, "precision": "bf16",
                     "init_from": str(shipped), "pretraining": stages})
@@ -207,6 +208,37 @@ def test_a_fine_tune_of_an_unbundled_model_counts_the_bundles_stages(tmp_path):
             "pairs_by_corpus": {"friends": 548}, "sources": ["train"]}
     assert "Before: 313 pairs (176 back-translated) for concat steps up to 130." in \
         _data(data, {}, stages)
+
+
+def test_the_chain_of_runs_travels_with_each_run_folder(tmp_path):
+    """Stage 2 goes on session after session from the weights the last one sent back, at a
+    path of the GPU machine's: each run records the runs it began from when it starts, so
+    the card of the last one still has every session's stage after the folders moved."""
+    def run(name: str, init: Path | None, steps: int, minutes: float, device: str) -> Path:
+        folder = tmp_path / name
+        folder.mkdir()
+        record = {"train": {"architecture": "concat"}, "hardware": device,
+                  "data": {"pairs": 500, "synthetic_pairs": 200},
+                  "init_from": str(init) if init else None}
+        if init is not None:  # what the trainer records as it starts (train._write_run_config)
+            record["pretraining"] = chain_from(init)
+        (folder / "config.json").write_text(json.dumps(record))
+        (folder / "metrics.jsonl").write_text(json.dumps(
+            {"step": steps, "epoch": 1, "elapsed_min": minutes}) + "\n")
+        return folder
+
+    first = run("session1", None, 4000, 9.5, "H100")
+    second = run("session2", first, 7000, 8.0, "H200")
+    moved = tmp_path / "back-here"
+    second.rename(moved)  # sent back, then copied elsewhere; the first folder is gone too
+    for f in first.iterdir():
+        f.unlink()
+    first.rmdir()
+    third = run("session3", moved, 10000, 8.5, "H100")
+    stages = pretraining_stages(third)
+    assert [(s["steps"], s["minutes"], s["device"]) for s in stages] == [
+        (4000, 9.5, "H100"), (7000, 8.0, "H200")]
+    assert pretraining_stages(first.parent / "session1-none") == []
 
 
 def test_training_minutes_add_up_over_resumed_sessions():
@@ -305,6 +337,8 @@ def test_a_resumed_run_keeps_its_start_and_says_what_changed(tmp_path):
     again = resumed_record(record, {**now, "train": {**now["train"], "lr": 0.5}}, 300)
     assert [r["at_step"] for r in again["resumed"]] == [200, 300]
     assert resumed_record(before, {**before, "init_from": None}, 200).get("resumed") is None
+    chained = {**before, "pretraining": [{"steps": 100}]}  # recorded when the run began
+    assert resumed_record(chained, now, 200)["pretraining"] == [{"steps": 100}]
 
     t = {"resumed": again["resumed"]}
     assert _resumes(t) == ("; resumed at step 200 with control_share 0.5 → 0.7; resumed at "

@@ -435,6 +435,11 @@ def test_session_big_in_int8_then_a_continuation_from_the_stash(tmp_path):
     metrics = (third / "metrics.jsonl").read_text().splitlines()
     assert json.loads(metrics[-1])["step"] == 7
     config = json.loads((third / "config.json").read_text())
+    assert [stage["steps"] for stage in config["pretraining"]] == [4]  # the first session's
+    shutil.rmtree(tmp_path / "device" / "init")  # here, the stash is gone: the card has it
+    bundle = export_run(third, tmp_path / "bundle", "int8")
+    training = json.loads((bundle / "subctx.json").read_text())["info"]["training"]
+    assert [stage["steps"] for stage in training["pretraining"]] == [4]
     assert config["train"]["control_share"] == 0.5
     assert config["train"]["corpus_weights"]["subtitles"] == 4
 
