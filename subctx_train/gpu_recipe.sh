@@ -652,6 +652,20 @@ check_logs() {
     return 1
 }
 
+watch_run() {
+    # watch_run RUN_DIR VERB OPTIONS...: wait for the run until CALL_SECONDS; one that stops
+    # with an error (a speed setting this GPU cannot run, say) starts once more from scratch
+    # with VERB OPTIONS (the same run without the measured settings) and the time left
+    local dir=$1 rc=0; shift
+    wait_run --seconds $((CALL_SECONDS - SECONDS)) || rc=$?
+    [ "$rc" = 0 ] || [ "$rc" = 3 ] && return 0
+    echo "the run stopped (exit $rc): once more without the measured settings"
+    tail -n 20 "$dir.log" || true
+    rm -rf "$dir"
+    "$1" --minutes "$(minutes_until "$TRAIN_END")" "${@:2}"
+    wait_run --seconds $((CALL_SECONDS - SECONDS)) || true
+}
+
 cpu_flag() { [ "${CPU:-0}" = 1 ] && echo --cpu || true; }
 
 session_ruen() {
@@ -678,8 +692,7 @@ session_ruen() {
         --preset "$preset" --run-minutes "$minutes")"
     echo "ruen: $minutes min with ${flags[*]:-the preset settings}"
     rt $cpu --minutes "$minutes" -- "${flags[@]}" "$@"
-    check_logs
-    wait_run --seconds $((CALL_SECONDS - SECONDS)) || true
+    watch_run "$RECIPE_DIR/runs/ruen" rt $cpu -- "$@"
     collect --name ruen --latest "$out/ruen"
     rm -f "$out/ruen/training.png"  # a call brings back 8 files: the report and 7 of the run
 }
@@ -745,11 +758,12 @@ session_big() {
     fi
     unpack  # before the budget is set: the real and synthetic documents take a while
     local RESERVE=$((RESERVE + 60))  # and twice the examples to load as the real pairs alone
+    local recipe=(--architecture concat --max-k 1 --cd-weight 0.01 --segment-shift 0
+                  --noisy-context 0.3 --control-share 0.5)
     start $cpu --preset "$preset" --minutes "$(minutes_until "$TRAIN_END")" \
-        --weights "$ENRU_WEIGHTS" -- --architecture concat --max-k 1 --cd-weight 0.01 \
-        --segment-shift 0 --noisy-context 0.3 --control-share 0.5 "${flags[@]}" "$@"
-    check_logs
-    wait_run --seconds $((CALL_SECONDS - SECONDS)) || true
+        --weights "$ENRU_WEIGHTS" -- "${recipe[@]}" "${flags[@]}" "$@"
+    watch_run "$RECIPE_DIR/run" start $cpu --preset "$preset" --weights "$ENRU_WEIGHTS" -- \
+        "${recipe[@]}" "$@"
     collect --latest --dtype int8 "$out"
 }
 

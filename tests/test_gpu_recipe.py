@@ -406,6 +406,27 @@ def test_session_ruen_measures_the_trainer_then_trains_with_the_fastest_setting(
     assert json.loads((bundle / "subctx.json").read_text())["info"]["training"]["steps"] == 6
 
 
+def test_a_run_that_dies_of_a_measured_setting_starts_again_without_it(tmp_path):
+    """A speed setting the GPU cannot run (a compile failure, say) must not cost the session:
+    the run starts once more without the measured settings, in the time left."""
+    recipe = _runner(tmp_path, **{**SESSION_TIMES, "THROUGHPUT_SECONDS": "1"})
+    recipe("pack", "--train", str(_docs(tmp_path / "train.jsonl", 4)),
+           "--dev", str(_docs(tmp_path / "dev.jsonl", 1)))
+    first = tmp_path / "OUT1"
+    first.mkdir()
+    bad = {"rows": [{"preset": "tiny", "setting": "fused", "target_tokens_per_s": 10.0,
+                     "warmup_s": 0.0, "steps_per_s": 1.0, "max_tokens": 1000,
+                     "overrides": {"adam_impl": "bogus"}}]}
+    (first / "throughput-tiny.json").write_text(json.dumps(bad))  # the 1 s run writes none
+    done = recipe("session-ruen", str(first), "--", "--max-steps", "4", check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "--adam-impl bogus" in done.stdout
+    assert "once more without the measured settings" in done.stdout
+    command = (tmp_path / "device" / "runs" / "ruen.sh").read_text()
+    assert "bogus" not in command
+    assert any(f.name.startswith("final-") for f in (first / "ruen").iterdir())
+
+
 def test_session_big_in_int8_then_a_continuation_from_the_stash(tmp_path):
     """Stage 2's calls: a run from scratch comes back in int8; the next session stashes it,
     goes on from it (its step count too) and `finish` brings that one back."""
