@@ -67,24 +67,32 @@ class CTranslate2Backend(Backend):
     def _source(self, prepared: Prepared) -> list[str]:
         return layout.ct2_source(prepared.tokens, prepared.segments, self.manifest.context)
 
+    def _inputs(self, batch: list[Prepared]) -> dict:
+        """translate_batch's inputs for prepared requests, whatever the search: sources,
+        forced target tokens (None where no request has any) and max_decoding_length, which
+        counts the forced tokens in CTranslate2: the current sentence gets its whole budget
+        after them (`prepare` made sure both fit the positions)."""
+        forced = max(p.forced_length for p in batch)
+        return {"source": [self._source(p) for p in batch],
+                "target_prefix": [(p.prefix + p.forced) or None for p in batch]
+                if forced else None,
+                "max_decoding_length": max(1, min(self.manifest.max_positions - 1,
+                                                  max(p.forced_length + p.budget
+                                                      for p in batch))),
+                "max_input_length": 0,
+                "disable_unk": True}  # never '⁇' in a subtitle (byte fallback needs no unk)
+
     def _search(self, batch: list[Prepared], beam: int, num_hypotheses: int, attention: bool,
                 max_batch_size: int) -> list[Found]:
-        forced = max(p.forced_length for p in batch)
-        # CTranslate2 counts the forced tokens in max_decoding_length: the current sentence
-        # gets its whole budget after them (`prepare` made sure both fit the positions)
-        length = max(1, min(self.manifest.max_positions - 1,
-                            max(p.forced_length + p.budget for p in batch)))
+        inputs = self._inputs(batch)
+        forced, length = inputs["target_prefix"] is not None, inputs["max_decoding_length"]
         results = self.translator.translate_batch(
-            [self._source(p) for p in batch],
-            target_prefix=[(p.prefix + p.forced) or None for p in batch] if forced else None,
+            **inputs,
             # after forced tokens, every finished hypothesis comes back, to be ranked by what
             # was generated (see _ranked)
             beam_size=beam, num_hypotheses=beam if forced else num_hypotheses,
-            return_scores=True, return_attention=attention,
-            max_batch_size=max_batch_size, max_input_length=0, max_decoding_length=length,
-            length_penalty=self.manifest.length_penalty,
-            disable_unk=True,  # never '⁇' in a subtitle (byte-fallback vocabularies need no unk)
-        )
+            return_scores=True, return_attention=attention, max_batch_size=max_batch_size,
+            length_penalty=self.manifest.length_penalty)
         found = []
         for prepared, result in zip(batch, results, strict=True):
             ranked = self._ranked(result, prepared.forced_length, length)
@@ -105,15 +113,10 @@ class CTranslate2Backend(Backend):
         if not requests:
             return []
         prepared = [self.prepare(r) for r in requests]
-        forced = max(p.forced_length for p in prepared)
-        length = max(1, min(self.manifest.max_positions - 1,
-                            max(p.forced_length + p.budget for p in prepared)))
         results = self.translator.translate_batch(
-            [self._source(p) for p in prepared],
-            target_prefix=[(p.prefix + p.forced) or None for p in prepared] if forced else None,
-            beam_size=1, sampling_topk=top_k, sampling_temperature=temperature,
-            return_scores=True, max_batch_size=max_batch_size, max_input_length=0,
-            max_decoding_length=length, disable_unk=True)
+            **self._inputs(prepared), beam_size=1, sampling_topk=top_k,
+            sampling_temperature=temperature, return_scores=True,
+            max_batch_size=max_batch_size)
         out = []
         for request, p, result in zip(requests, prepared, results, strict=True):
             text = self._detok(self._current(result.hypotheses[0], p))
