@@ -39,17 +39,16 @@ def _load(source: Path) -> tuple[Transformer, TrainConfig, Path, dict]:
     return model, cfg, source, {"weights": weights}
 
 
-
-
 def _training_info(run_dir: Path, cfg: TrainConfig, extra: dict) -> dict:
     info = {"config": cfg.to_dict(), **extra,
             "parameters": None, "steps": None, "minutes": None, "device": None}
     info.update(run_progress(run_dir))
+    record = run_record(run_dir)
     stages = pretraining_stages(run_dir)
     if stages:  # a fine-tuned model: its budget includes the runs it started from
-        info["init_from"] = run_record(run_dir).get("init_from")
+        info["init_from"] = record.get("init_from")
         info["pretraining"] = stages
-    resumed = run_record(run_dir).get("resumed")
+    resumed = record.get("resumed")
     if resumed:  # resumed with other settings: the card says from which step
         info["resumed"] = resumed
     return info
@@ -73,19 +72,9 @@ def _resumes(t: dict) -> str:
     return "".join(parts)
 
 
-
-
-
-
 def _stages(pre: list | dict | None) -> list[dict]:
     """The recorded stages before a run's: a list (bundles before chains recorded one dict)."""
     return pre if isinstance(pre, list) else [pre] if pre else []
-
-
-
-
-
-
 
 
 def export_run(source: Path, out: Path, quantize: str | None = None, max_gap: float = 7.0,

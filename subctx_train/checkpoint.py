@@ -137,11 +137,11 @@ def collect_run(run_dir: Path, out: Path, dtype: str = "bf16", latest: bool = Fa
         raise ValueError(f"dtype is one of {', '.join(types)}")
     run_dir, out = Path(run_dir), Path(out)
     final = run_dir / "final.safetensors"
-    unfinished = None
+    found = list_checkpoints(run_dir) if latest and not final.exists() else []
+    unfinished = found[-1] if found else None
     if final.exists():
         weights = load_file(str(final))
-    elif latest and list_checkpoints(run_dir):
-        unfinished = list_checkpoints(run_dir)[-1]
+    elif unfinished is not None:
         weights = load_model_state(unfinished)
     else:
         raise FileNotFoundError(f"{run_dir}: no final.safetensors (has training finished?)"

@@ -386,8 +386,8 @@ def collect(
     ] = "bf16",
     latest: Annotated[bool, typer.Option(
         "--latest", metavar="",
-        help="A run still training: its newest checkpoint (a safety copy before "
-                         "the device call ends).")] = False,
+        help="A run still training: its newest checkpoint (a safety copy before the device "
+             "call ends).")] = False,
 ) -> None:
     """The final weights of a run in few small files (<= 16 MiB each) with its config,
     tokenizer and metrics: what a GPU machine sends back. `export` reads the folder."""

@@ -101,15 +101,15 @@ def tokenize_documents(docs: list[Document], sp: spm.SentencePieceProcessor, max
     return examples
 
 
+ENCODE_BATCH = 200_000  # texts a call: the ids of one batch at a time besides the examples
+
+
 def _encode_all(sp: spm.SentencePieceProcessor, texts: list[str]) -> Iterator[list[int]]:
     """The ids of every text, in order, from batched calls on all cores (one call a text was
     most of the time a GPU run spent loading its data)."""
     threads = os.cpu_count() or 1
     for start in range(0, len(texts), ENCODE_BATCH):
         yield from sp.encode(texts[start:start + ENCODE_BATCH], num_threads=threads)
-
-
-ENCODE_BATCH = 200_000  # texts a call: the ids of one batch at a time besides the examples
 
 
 @dataclass(frozen=True)

@@ -102,6 +102,9 @@ EMBEDDED=${EMBEDDED:-assets/models/en-ru}  # the shipped model (rows fine-tunes 
 MODELS=${MODELS:-assets/models}  # the bundles in the working tree (park, unpark)
 ENRU_WEIGHTS=subctx_train/configs/weights/enru-all.toml  # the campaign's corpus weights
 OPT_IN_ROWS="drafted no-drafted"  # rows that start only when --only names them
+# the shipped model's recipe: concatenation, context-discounted loss, no segment shift,
+# noisy target context (the rows and stage 2 train it)
+SHIPPED=(--architecture concat --cd-weight 0.01 --segment-shift 0 --noisy-context 0.3)
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 
 die() { echo "gpu_recipe: $*" >&2; exit 2; }
@@ -367,8 +370,7 @@ row_list() {
         --segment-shift 0 "${same[@]}"
     # docs/recipe.md: the embedded model's recipe with and without back-translation (from
     # scratch only: a model already trained on back-translations cannot show what they add)
-    local shipped=(--architecture concat --cd-weight 0.01 --segment-shift 0 --noisy-context 0.3)
-    local recipe=("${shipped[@]}" --weight subtitles=2 --weight dialogue=1.5 --weight news=0.5)
+    local recipe=("${SHIPPED[@]}" --weight subtitles=2 --weight dialogue=1.5 --weight news=0.5)
     if [ "$from_embedded" = 0 ]; then
         row recipe "${opts[@]}" -- "${recipe[@]}" --weight synthetic=0.5 "${same[@]}"
         row recipe-no-bt --no-bt "${opts[@]}" -- "${recipe[@]}" "${same[@]}"
@@ -377,8 +379,8 @@ row_list() {
     # without them, same updates (opt-in: only when --only names them)
     local all_weights
     read -ra all_weights <<< "$("$PY" -m subctx_train.cli weight-flags "$ENRU_WEIGHTS")"
-    row drafted "${opts[@]}" -- "${shipped[@]}" "${all_weights[@]}" "${same[@]}"
-    row no-drafted "${opts[@]}" -- "${shipped[@]}" "${all_weights[@]}" \
+    row drafted "${opts[@]}" -- "${SHIPPED[@]}" "${all_weights[@]}" "${same[@]}"
+    row no-drafted "${opts[@]}" -- "${SHIPPED[@]}" "${all_weights[@]}" \
         --weight machine-drafted=0 "${same[@]}"
     if grep -q '"mt"' "$RECIPE_DIR"/data/train/*.jsonl 2>/dev/null; then
         [ "$from_embedded" = 0 ] && row recipe-own "${opts[@]}" -- "${recipe[@]}" \
@@ -623,14 +625,15 @@ PY
 }
 
 # -- device sessions of 15 minutes ----------------------------------------------------------
-# A session is two calls: the first (timeout_s 590) starts the work in the background, checks
-# its logs, waits and ends with a safety copy in OUT; the second, sent at once (the machine
+# A session is two calls: the first (timeout_s 590) starts the work in the background, waits
+# (a run that stops with an error starts once more without the measured settings) and ends
+# with a safety copy in OUT; the second, sent at once (the machine
 # goes back 30 s after a call), is `finish`: the run's end and its final weights. Times are
 # seconds from the start of the first call's command (bash's SECONDS), tunable for tests.
 CALL_SECONDS=${CALL_SECONDS:-545}   # the first call collects then (its timeout is 590)
 TRAIN_END=${TRAIN_END:-690}         # training over, final weights written (in the second call)
 RESERVE=${RESERVE:-150}             # data loading before the budget starts, averaging after
-CHECK=${CHECK:-100}                 # the first look at the logs: a run that died stops the call
+CHECK=${CHECK:-100}                 # when session-rows first looks for a row that died
 THROUGHPUT_SECONDS=${THROUGHPUT_SECONDS:-200}
 THROUGHPUT_OPTS=${THROUGHPUT_OPTS:---max-tokens 24000 --steps 30 --warmup 10 --examples 30000}
 BIG_PRESET=${BIG_PRESET:-gpu-big}
@@ -642,7 +645,7 @@ minutes_until() {
 }
 
 check_logs() {
-    # after CHECK seconds: stop the call if a run has died (its log tail says why)
+    # after CHECK seconds: 1 if a run has died (its log tail says why)
     sleep "$CHECK"
     local bad
     bad=$(grep -lE 'Traceback|[A-Za-z]Error:' "$RECIPE_DIR"/runs/*.log "$RECIPE_DIR"/run.log \
@@ -758,8 +761,7 @@ session_big() {
     fi
     unpack  # before the budget is set: the real and synthetic documents take a while
     local RESERVE=$((RESERVE + 60))  # and twice the examples to load as the real pairs alone
-    local recipe=(--architecture concat --max-k 1 --cd-weight 0.01 --segment-shift 0
-                  --noisy-context 0.3 --control-share 0.5)
+    local recipe=("${SHIPPED[@]}" --max-k 1 --control-share 0.5)
     start $cpu --preset "$preset" --minutes "$(minutes_until "$TRAIN_END")" \
         --weights "$ENRU_WEIGHTS" -- "${recipe[@]}" "${flags[@]}" "$@"
     watch_run "$RECIPE_DIR/run" start $cpu --preset "$preset" --weights "$ENRU_WEIGHTS" -- \

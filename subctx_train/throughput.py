@@ -421,8 +421,6 @@ def run_throughput(presets: list[str], settings: list[Setting], device: torch.de
 
 
 SPEED_FIELDS = tuple(ladder()[0].overrides)  # what a setting changes (max_tokens apart)
-
-
 BIGGER_BATCH_STEPS = 0.8  # a larger batch is taken while it keeps this share of the updates
 
 
