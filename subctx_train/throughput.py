@@ -1,10 +1,12 @@
 """Training throughput (stage 0 of the model campaign): target tokens/s, model FLOPs
 utilisation (MFU), peak memory and padding share of the trainer's own step under each setting.
 
-Every row builds a fresh model and optimizer for a preset, feeds it the trainer's batches
-(`batch_stream` in a background thread, pinned on CUDA, as `Trainer.train`) and runs the
-trainer's `update` N times after a warm-up (which holds torch.compile's start), reading the
-loss every `log_every` steps as the trainer does. The settings add one change at a time:
+Every row builds a fresh model and optimizer for a preset, makes N of the trainer's batches
+(`batch_stream`, pinned on CUDA, as `Trainer.train`) and runs the trainer's `update` on each of
+them after a warm-up over the same batches (which holds torch.compile's start and every batch
+shape's first use: a long run pays those once, in its first minutes, while 30 new shapes
+timed cold made the first row and `sides` look several times slower than they train), reading
+the loss every `log_every` steps as the trainer does. The settings add one change at a time:
 
     baseline   the trainer as it was: Adam as torch chooses (foreach on CUDA), the loss read
                every step, batches sorted by their longer side, eager
@@ -39,6 +41,7 @@ import random
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +50,6 @@ import torch
 from subctx_train.config import TrainConfig, make_config
 from subctx_train.examples import Batch, Example, batch_stream
 from subctx_train.hardware import use_bf16
-from subctx_train.prefetch import Prefetcher
 from subctx_train.tokenizer import PAD
 
 # bf16 dense peak of the tensor cores, TFLOP/s, by a word of the device's name
@@ -212,7 +214,8 @@ def _sync(device: torch.device) -> None:
 def measure(preset: str, setting: Setting, examples: list[Example], vocab_size: int,
             device: torch.device, steps: int, warmup: int, peak: float | None,
             overrides: dict[str, Any] | None = None, seed: int = 1234) -> Row:
-    """One row: a fresh model of `preset` trained `warmup` + `steps` updates under `setting`."""
+    """One row: a fresh model of `preset` under `setting`, `steps` timed updates after a
+    warm-up of max(`warmup`, `steps`) updates over the same batches."""
     from subctx_train.train import (
         BatchLoss,
         Window,
@@ -238,28 +241,33 @@ def measure(preset: str, setting: Setting, examples: list[Example], vocab_size: 
                             cfg, device)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
-    flops = 0.0
-    with Prefetcher(_batches(examples, cfg, device, vocab_size, seed), depth=8) as batches:
-        start = time.monotonic()
-        window = Window()
-        for step in range(warmup + steps):
-            if step == warmup:  # the timed steps start with nothing left on the device
-                _sync(device)
-                row.warmup_s = time.monotonic() - start
-                start, window, flops = time.monotonic(), Window(), 0.0
-            batch, batch_flops_ = next(batches)
-            out = update(net, model, optimizer, cfg, batch.to(device), step)
-            window.add(out, batch)
-            flops += batch_flops_
-            if (step + 1) % cfg.log_every == 0:
-                out.loss.item()  # what the trainer's progress line reads
-        record = window.record()  # reads the window: waits for the last step
-        _sync(device)
-        row.seconds = time.monotonic() - start
-        if device.type == "cuda":
-            row.syncs_per_step = _syncs_per_step(
-                lambda step: update(net, model, optimizer, cfg, next(batches)[0].to(device),
-                                    step), cfg, warmup + steps)
+    # the timed batches, made first; the warm-up runs each of them at least once, so that the
+    # first-use costs of every batch shape (kernel choice, allocator growth, compile's
+    # dynamic-shape guards) land there, as they do in a long run's first minutes
+    timed = list(islice(_batches(examples, cfg, device, vocab_size, seed), steps))
+    start = time.monotonic()
+    for step in range(max(warmup, len(timed))):
+        out = update(net, model, optimizer, cfg, timed[step % len(timed)][0].to(device), step)
+        if (step + 1) % cfg.log_every == 0:
+            out.loss.item()
+    _sync(device)  # the timed steps start with nothing left on the device
+    row.warmup_s = time.monotonic() - start
+    first = max(warmup, len(timed))
+    start, window, flops = time.monotonic(), Window(), 0.0
+    for step, (batch, batch_flops_) in enumerate(timed, first):
+        out = update(net, model, optimizer, cfg, batch.to(device), step)
+        window.add(out, batch)
+        flops += batch_flops_
+        if (step + 1) % cfg.log_every == 0:
+            out.loss.item()  # what the trainer's progress line reads
+    record = window.record()  # reads the window: waits for the last step
+    _sync(device)
+    row.seconds = time.monotonic() - start
+    if device.type == "cuda":
+        row.syncs_per_step = _syncs_per_step(
+            lambda step: update(net, model, optimizer, cfg,
+                                timed[step % len(timed)][0].to(device), step),
+            cfg, first + len(timed))
     row.steps = window.steps
     row.target_tokens_per_s = window.tokens / row.seconds
     row.tokens_per_s = window.real / row.seconds

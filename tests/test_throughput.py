@@ -111,6 +111,25 @@ def test_tiny_rows_on_the_cpu(tmp_path):
     assert len(lines) == 2 + 4 and "| MFU |" in lines[0] and "| padding |" in lines[0]
 
 
+def test_the_warm_up_runs_every_timed_batch_first(monkeypatch):
+    # each batch shape's first use (kernel choice, allocation) is paid before the clock starts
+    import subctx_train.train as train
+
+    seen = []
+    real_update = train.update
+
+    def update(net, model, optimizer, cfg, batch, step):
+        seen.append((step, batch.tgt_out.shape, int(batch.tgt_out.sum())))
+        return real_update(net, model, optimizer, cfg, batch, step)
+
+    monkeypatch.setattr(train, "update", update)
+    report = run_throughput(["tiny"], ladder(["baseline"]), torch.device("cpu"), steps=3,
+                            warmup=1, n_examples=400)
+    assert report.rows[0].steps == 3 and report.rows[0].warmup_s > 0
+    assert [step for step, *_ in seen] == list(range(6))
+    assert [b for _, *b in seen[:3]] == [b for _, *b in seen[3:]]  # the same batches, again
+
+
 def test_a_row_that_fails_is_reported_and_the_budget_skips_the_rest(tmp_path):
     report = run_throughput(["tiny"], ladder(["baseline", "fused"]), torch.device("cpu"),
                             steps=1, warmup=0, n_examples=50, budget_s=0.0)
