@@ -12,7 +12,7 @@ from rich.table import Table
 from subctx.backends import open_backend
 from subctx.contract import Translator
 from subctx.decoding import DecodeOptions
-from subctx_train.data import read_documents
+from subctx_train.data import read_documents, reverse_documents
 from subctx_train.evaluate import (
     RandomContext,
     bleu_chrf,
@@ -35,13 +35,16 @@ def _progress() -> Progress:
 def run_bleu(engine: Translator, files: list[Path], context: int | None, max_gap: float = 7.0,
              beam: int = 4, limit: int | None = None,
              hypotheses: Path | None = None) -> list[dict]:
-    """BLEU and chrF per file; `hypotheses`: a folder to write each file's translations to
-    (NAME.txt, one segment per line, document order) for comparing two runs."""
+    """BLEU and chrF per file, in the model's direction (a Russian-to-English model translates
+    the Russian sides against the English ones); `hypotheses`: a folder to write each file's
+    translations to (NAME.txt, one segment per line, document order) for comparing two runs."""
     rows = []
     options = DecodeOptions.for_model(engine.manifest.context, context, max_gap,
                                       beam_size=beam)  # as the app runs this model
     for file in files:
         docs = spread_documents(read_documents([file]), limit)
+        if engine.manifest.source_lang == "ru":  # a back-translation model: Russian in
+            docs = reverse_documents(docs)
         total = sum(len(d.segments) for d in docs)
         with _progress() as progress:
             task = progress.add_task(f"translate {Path(file).stem}", total=total)

@@ -8,8 +8,9 @@ import pytest
 from typer.testing import CliRunner
 
 from subctx.backends.ct2 import CTranslate2Backend
-from subctx.bundle import default_bundle_path, load_bundle
+from subctx.bundle import Manifest, default_bundle_path, load_bundle
 from subctx.cli import app as subctx_app
+from subctx.contract import Translation
 from subctx_train.bundle_card import (
     _budget,
     export_run,
@@ -32,6 +33,28 @@ from subctx_train.runs import chain_from, pretraining_stages, training_minutes
 from subctx_train.train import Trainer, load_final_model
 from tests.helpers import CORPUS, write_srt
 from tests.test_training import fixture_docs
+
+
+class _Dictionary:
+    """A Russian-to-English "model" that knows the fixture's sentences."""
+
+    max_context = 0
+    uses_target_context = False
+    supports_forced_start = False
+    manifest = Manifest("transformer", source_lang="ru", target_lang="en")
+    english = {t: s for s, t in CORPUS}
+
+    def translate(self, requests, beam_size=4, num_hypotheses=1, return_attention=False):
+        return [Translation(self.english.get(r.text, "?"), -0.5) for r in requests]
+
+
+def test_a_back_translation_model_is_scored_in_its_own_direction(tmp_path):
+    dev = _write_dev(tmp_path / "dev")
+    rows = run_bleu(_Dictionary(), [dev / "friends_dev.jsonl"], context=0,
+                    hypotheses=tmp_path / "hyp")
+    assert rows[0]["sentences"] == 2 * len(CORPUS) and rows[0]["chrf"] == 100.0
+    written = (tmp_path / "hyp" / "friends_dev.txt").read_text().splitlines()
+    assert written[:len(CORPUS)] == [s for s, _ in CORPUS]  # English out of the Russian
 
 
 def _write_dev(root):
