@@ -74,6 +74,9 @@
 #           bash subctx_train/gpu_recipe.sh finish [--name NAME] [--dtype D] [--seconds S] OUT
 #           bash subctx_train/gpu_recipe.sh finish-report OUT [SECONDS]
 #             the second call: the run's (the report's) end, and what it made
+#           bash subctx_train/gpu_recipe.sh films OUT [MODEL]
+#             stage 4: the app on the GPU (bench/film_batch.py over the carried dev films,
+#             with and without context; MODEL default the shipped bundle) -> OUT/film_batch.json
 #
 # Stage 1 (docs/recipe.md "Stage 1: all the data"): the Russian-to-English model, then the
 # back-translation of ru-mono, in the background like the runs above (`wait` waits for them):
@@ -798,6 +801,14 @@ finish() {
     collect "${opts[@]}" --latest "$out"
 }
 
+films() {
+    # films OUT [MODEL]: the app's translate over the dev films on the GPU, timed
+    local out=${1:?films OUT [MODEL]} model=${2:-$MODELS/en-ru}
+    timeout "${FILMS_SECONDS:-90}" "$PY" bench/film_batch.py --model "$model" \
+        --data "$RECIPE_DIR/data/devroot/friends_dev.jsonl" --device "${FILMS_DEVICE:-cuda}" \
+        --json "$out/film_batch.json"
+}
+
 command=${1:-}
 shift || true
 case $command in
@@ -823,5 +834,6 @@ case $command in
     session-big) session_big "$@" ;;
     stash) stash "$@" ;;
     finish) finish "$@" ;;
+    films) films "$@" ;;
     *) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 2 ;;  # the header comment
 esac

@@ -486,3 +486,23 @@ def test_session_rows_reports_in_the_background_and_finish_report_brings_it(tmp_
     report = json.loads((second / "dev_report.json").read_text())["models"]
     assert {Path(k).name for k in report} == {"baseline", "concat-cd"}
     assert set(json.loads((second / "metrics.json").read_text())) == {"baseline", "concat-cd"}
+
+
+def test_films_times_the_app_over_the_carried_dev_films(tmp_path):
+    """Stage 4 (`films`): the app's batch translate over the pack's dev films, with and
+    without context, as bench/film_batch.py writes it."""
+    from tests.helpers import build_tiny_bundle
+    from tests.test_end_to_end import _write_dev
+
+    recipe = _runner(tmp_path, timeout=300, FILMS_DEVICE="cpu", OMP_NUM_THREADS="1")
+    devroot = _write_dev(tmp_path / "devroot")
+    recipe("pack", "--train", str(_docs(tmp_path / "train.jsonl", 1)),
+           "--dev", str(devroot / "friends_dev.jsonl"), "--devroot", str(devroot))
+    recipe("prepare")
+    out = tmp_path / "OUT"
+    out.mkdir()
+    done = recipe("films", str(out), str(build_tiny_bundle(tmp_path / "tiny")), check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    rows = json.loads((out / "film_batch.json").read_text())["rows"]
+    assert [r["setting"] for r in rows] == ["context (as the app runs)", "--context 0"]
+    assert all(r["written"] == r["films"] > 0 and r["cues/s"] > 0 for r in rows)
