@@ -65,8 +65,8 @@
 #             its fastest setting, ending at TRAIN_END (690); a safety copy in OUT/ruen
 #           bash subctx_train/gpu_recipe.sh session-rows OUT [REPORT OPTIONS]
 #             the comparison rows (ROWS_ONLY: issue 27's seven and the machine-drafted pair)
-#             fine-tuned from the shipped model, then `report` in the background; OUT gets
-#             what is done when the call ends
+#             fine-tuned from the shipped model (with THROUGHPUT's speed options when set),
+#             then `report` in the background; OUT gets what is done when the call ends
 #           bash subctx_train/gpu_recipe.sh stash RUN   (a carried run folder kept as init)
 #           bash subctx_train/gpu_recipe.sh session-big OUT [-- TRAIN OPTIONS]
 #             stage 2: gpu-big on real + back-translated documents, the campaign's weights,
@@ -336,7 +336,11 @@ rows() {
     if [ "$from_embedded" = 1 ]; then  # every row fine-tunes the one GPU-trained model
         from=(--init-from "$init"); start_step=$embedded_step
     fi
-    local same=(--max-k 1 --max-steps $((start_step + steps)) --threads 2 "${from[@]}")
+    # the speed options S1 measured (THROUGHPUT), the same for every row: updates as before
+    local speed=()
+    read -ra speed <<< "$(measured_flags "$minutes")"
+    local same=(--max-k 1 --max-steps $((start_step + steps)) --threads 2 "${from[@]}"
+                "${speed[@]}")
     local opts=("${cpu[@]}" --minutes "$minutes" --preset "$preset")
     # count the wanted rows first: the runs share the one GPU's memory equally
     ROWS_WANTED=0
@@ -674,6 +678,14 @@ watch_run() {
 
 cpu_flag() { [ "${CPU:-0}" = 1 ] && echo --cpu || true; }
 
+measured_flags() {
+    # measured_flags MINUTES: the speed options of THROUGHPUT (gpu-deep's report S1 brought
+    # back, carried) for a run of MINUTES, without its batch size; nothing without a report
+    [ -n "${THROUGHPUT:-}" ] || return 0
+    "$PY" -m subctx_train.cli throughput-flags "$THROUGHPUT" --preset gpu-deep \
+        --run-minutes "$1" --no-batch
+}
+
 session_ruen() {
     # S1, first call: stage 0 (the trainer's speed settings, measured here) and the
     # Russian-to-English model with the fastest of them; OUT/throughput-PRESET.json, the
@@ -758,10 +770,7 @@ session_big() {
     local cpu preset=$BIG_PRESET flags=()
     cpu=$(cpu_flag)
     [ -n "$cpu" ] && preset=tiny
-    if [ -n "${THROUGHPUT:-}" ]; then
-        read -ra flags <<< "$("$PY" -m subctx_train.cli throughput-flags "$THROUGHPUT" \
-            --preset gpu-deep --run-minutes 8 --no-batch)"
-    fi
+    read -ra flags <<< "$(measured_flags 8)"
     unpack  # before the budget is set: the real and synthetic documents take a while
     local RESERVE=$((RESERVE + 60))  # and twice the examples to load as the real pairs alone
     local recipe=("${SHIPPED[@]}" --max-k 1 --control-share 0.5)

@@ -470,8 +470,14 @@ def test_session_rows_reports_in_the_background_and_finish_report_brings_it(tmp_
     call's `finish-report` waits for it and brings the whole of it."""
     from tests.test_end_to_end import _write_dev
 
+    measured = tmp_path / "throughput-gpu-deep.json"  # what S1 brought back
+    measured.write_text(json.dumps({"rows": [
+        {"preset": "gpu-deep", "setting": "no-sync", "target_tokens_per_s": 10.0,
+         "warmup_s": 0.0, "steps_per_s": 1.0, "max_tokens": 12000,
+         "overrides": {"adam_impl": "fused", "log_every": 100}}]}))
     recipe = _rows_runner(tmp_path, **{**SESSION_TIMES, "CALL_SECONDS": "1"},
-                          ROWS_ONLY="baseline,concat-cd", ROWS_STEPS="2", REPORT_START="30")
+                          ROWS_ONLY="baseline,concat-cd", ROWS_STEPS="2", REPORT_START="30",
+                          THROUGHPUT=str(measured))
     devroot = _write_dev(tmp_path / "devroot")
     recipe("pack", "--train", str(_docs(tmp_path / "train.jsonl", 4)),
            "--dev", str(devroot / "friends_dev.jsonl"), "--devroot", str(devroot))
@@ -480,6 +486,9 @@ def test_session_rows_reports_in_the_background_and_finish_report_brings_it(tmp_
                   check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "report:" in done.stdout
+    for row in ("baseline", "concat-cd"):  # the measured speed options, each row alike
+        command = (tmp_path / "device" / "runs" / f"{row}.sh").read_text()
+        assert "--adam-impl fused --log-every 100" in command
     second = tmp_path / "OUT2"
     finished = recipe("finish-report", str(second), "300", check=False)
     assert "report: complete" in finished.stdout, finished.stdout[-3000:]
