@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 INFORMAL, FORMAL = "ты", "вы"
 MASCULINE, FEMININE, NEUTER, PLURAL = "он", "она", "оно", "они"
@@ -121,9 +122,11 @@ _NOT_REFLEXIVE_ORDERS = ("вшись", "йтись", "стись")
 _ORDER_ENDINGS = ("ывай", "ивай", "евай", "авай")
 
 
+@lru_cache(maxsize=1 << 20)  # a million words: bounded, as a long corpus has more
 def informal_word(word: str) -> bool:
     """Whether a word, alone, is a ты form: a pronoun, a verb in -ешь / -ишь(ся), a common
-    singular imperative (смотри, давай) or a reflexive one (успокойся, останься, садись)."""
+    singular imperative (смотри, давай) or a reflexive one (успокойся, останься, садись).
+    Remembered per word: labelling a training set asks of the same words millions of times."""
     return (word in INFORMAL_PRONOUNS or word in _SINGULAR_ORDERS
             or (_REFLEXIVE_ORDER.fullmatch(word) is not None
                 and not word.endswith(_NOT_REFLEXIVE_ORDERS))
@@ -132,15 +135,25 @@ def informal_word(word: str) -> bool:
                      or any(_stem_ends(word, e) for e in _ORDER_ENDINGS))))
 
 
+_FORMAL_ENDINGS = tuple(v for _, v in PERSON_ENDINGS + IMPERATIVE_ENDINGS if len(v) > 2)
+
+
+@lru_cache(maxsize=1 << 20)  # a million words: bounded, as a long corpus has more
+def _formal_alone(word: str) -> bool | None:
+    """What a word says of вы by itself: True (a pronoun, a plural order, or a reflexive form in
+    -сь / -ся of a вы ending), False (no вы ending), None (a вы ending: the word before decides)."""
+    if word in FORMAL_PRONOUNS or word in _PLURAL_ORDERS:
+        return True
+    if not any(_stem_ends(word, v) for v in _FORMAL_ENDINGS):
+        return False
+    return True if word.endswith(("сь", "ся")) else None
+
+
 def formal_word(word: str, before: str = "") -> bool:
     """Whether a word is a вы form: a pronoun, a common plural imperative, or a verb in
     -ете / -ите / -йте / -ьте(сь), unless `before` (the word before it) makes it a noun."""
-    if word in FORMAL_PRONOUNS or word in _PLURAL_ORDERS:
-        return True
-    endings = [v for _, v in PERSON_ENDINGS + IMPERATIVE_ENDINGS if len(v) > 2]
-    if not any(_stem_ends(word, v) for v in endings):
-        return False
-    return word.endswith(("сь", "ся")) or not _after_noun_word(before)
+    alone = _formal_alone(word)
+    return alone if alone is not None else not _after_noun_word(before)
 
 
 _INTERJECTIONS = {"ты": _forms("ух")}  # «ух ты» (wow) addresses nobody
