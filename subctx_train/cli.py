@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import fields
 from enum import Enum
 from pathlib import Path
@@ -126,6 +127,7 @@ def train(
     if not files:
         raise ConfigUsageError("no training data: give DATA (.jsonl files or folders)", ctx)
 
+    started = time.monotonic()  # what the GPU waits for before the first update: said below
     import torch
 
     from subctx_train.data import read_documents
@@ -142,7 +144,8 @@ def train(
     if trainer.info.main:
         typer.echo(f"{len(trainer.train_examples)} training examples, "
                    f"{sum(p.numel() for p in trainer.model.parameters()) / 1e6:.1f}M parameters, "
-                   f"filtered: {trainer.filter_counts}")
+                   f"filtered: {trainer.filter_counts}; "
+                   f"ready in {time.monotonic() - started:.0f} s")
     final = trainer.train()
     if trainer.info.main:
         typer.echo(f"final (averaged) weights: {final}")

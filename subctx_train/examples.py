@@ -72,6 +72,9 @@ def tokenize_documents(docs: list[Document], sp: spm.SentencePieceProcessor, max
     kept = [(doc, w) for doc in docs if (w := weight_of(doc, weights or {})) > 0]
     encoded = _encode_all(sp, [t for doc, _ in kept for s in doc.segments
                                for t in (s.src, s.tgt, s.mt) if t])
+    if control_share > 0:  # every target's labels, in the order of the loop below
+        found = iter(labels.all_labels([(s.tgt, s.src) for doc, _ in kept
+                                        for s in doc.segments if s.tgt is not None]))
     for doc, weight in kept:
         src_ids, tgt_ids, mt_ids = [], [], []
         for s in doc.segments:  # in the order _encode_all was given them
@@ -89,9 +92,8 @@ def tokenize_documents(docs: list[Document], sp: spm.SentencePieceProcessor, max
                 continue
             src = src_ids[i]
             if control_share > 0:
-                segment = doc.segments[i]
-                tags = labels.control_prefix(segment.tgt, segment.src, control_ids,
-                                             control_share, seed, doc.doc_id, i)
+                tags = labels.control_prefix(next(found), control_ids, control_share, seed,
+                                             doc.doc_id, i)
                 src = [*src[:int(doc.synthetic)], *tags, *src[int(doc.synthetic):]]
             ctx = context_indices(doc.segments, i, max_k, gap)
             examples.append(Example(src[:max_len], target[:max_len],

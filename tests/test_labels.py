@@ -133,3 +133,13 @@ def test_precision_and_recall_per_label(label):
 ])
 def test_labels_of_lines(russian, english, want):
     assert labels.labels(russian, english) == want
+
+
+def test_many_targets_are_labelled_across_processes_as_in_one():
+    pairs = [("Ты уверена, что я сам это сделал?", "Are you sure I did it myself?"),
+             ("Садитесь, пожалуйста.", "Sit down, please."),
+             ("Я устала.", "I'm tired."), ("Хорошо.", "Fine.")] * 50
+    one = labels.all_labels(pairs, processes=1)
+    assert labels.all_labels(pairs, processes=2, parallel_from=0) == one
+    assert one[:4] == [labels.labels(r, e) for r, e in pairs[:4]]
+    assert one[1] == {FORMALITY: FORMAL} and one[3] == {}
