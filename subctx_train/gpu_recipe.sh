@@ -70,7 +70,9 @@
 #           bash subctx_train/gpu_recipe.sh stash RUN   (a carried run folder kept as init)
 #           bash subctx_train/gpu_recipe.sh session-big OUT [-- TRAIN OPTIONS]
 #             stage 2: gpu-big on real + back-translated documents, the campaign's weights,
-#             the control tags, THROUGHPUT's fastest setting; a safety copy in int8
+#             the control tags, THROUGHPUT's fastest setting (gpu-big's own rows where it
+#             has them); a safety copy in int8; gpu-big's speed rows, measured while the run
+#             loads its data, printed as one `SPEED-ROWS {json}` line for the next session
 #           bash subctx_train/gpu_recipe.sh finish [--name NAME] [--dtype D] [--seconds S] OUT
 #           bash subctx_train/gpu_recipe.sh finish-report OUT [SECONDS]
 #             the second call: the run's (the report's) end, and what it made
@@ -679,11 +681,37 @@ watch_run() {
 cpu_flag() { [ "${CPU:-0}" = 1 ] && echo --cpu || true; }
 
 measured_flags() {
-    # measured_flags MINUTES: the speed options of THROUGHPUT (gpu-deep's report S1 brought
-    # back, carried) for a run of MINUTES, without its batch size; nothing without a report
+    # measured_flags MINUTES [PRESET]: the speed options of THROUGHPUT (a report a session
+    # brought back, carried) for a run of MINUTES: PRESET's own rows, its batch size included,
+    # where the report has them, else gpu-deep's without its batch; nothing without a report
     [ -n "${THROUGHPUT:-}" ] || return 0
+    local own=""
+    [ -n "${2:-}" ] && own=$("$PY" -m subctx_train.cli throughput-flags "$THROUGHPUT" \
+        --preset "$2" --run-minutes "$1")
+    if [ -n "$own" ]; then echo "$own"; return 0; fi
     "$PY" -m subctx_train.cli throughput-flags "$THROUGHPUT" --preset gpu-deep \
         --run-minutes "$1" --no-batch
+}
+
+speed_rows() {
+    # speed_rows PRESET REPORT: PRESET's speed rows (no-sync, then larger batches) measured
+    # while a run loads its data and the GPU would wait; SPEED_ROWS_SECONDS (0: none) bounds
+    # them. The next session carries REPORT as THROUGHPUT.
+    local seconds=${SPEED_ROWS_SECONDS:-80}
+    [ "$seconds" -gt 0 ] || return 0
+    timeout "$seconds" "$PY" -m subctx_train.cli throughput --preset "$1" --setting no-sync \
+        --max-tokens "${SPEED_ROWS_TOKENS:-24000,48000}" --steps 20 --warmup 5 \
+        --examples 20000 --budget-seconds $((seconds * 2 / 3)) --json "$2" > "$2.log" 2>&1 \
+        || true
+}
+
+print_rows() {
+    # print_rows REPORT: the report's rows on one line (a call brings back 8 files, and stage
+    # 2's weights fill them): here, `grep '^SPEED-ROWS ' | cut -c12-` makes it a report again
+    [ -f "$1" ] || { echo "speed rows: none (see $1.log)"; return 0; }
+    "$PY" -c 'import json, sys
+rows = json.load(open(sys.argv[1])).get("rows", [])
+print("SPEED-ROWS " + json.dumps({"rows": rows}, separators=(",", ":")))' "$1"
 }
 
 session_ruen() {
@@ -770,15 +798,21 @@ session_big() {
     local cpu preset=$BIG_PRESET flags=()
     cpu=$(cpu_flag)
     [ -n "$cpu" ] && preset=tiny
-    read -ra flags <<< "$(measured_flags 8)"
+    read -ra flags <<< "$(measured_flags 8 "$preset")"
     unpack  # before the budget is set: the real and synthetic documents take a while
     local RESERVE=$((RESERVE + 60))  # and twice the examples to load as the real pairs alone
     local recipe=("${SHIPPED[@]}" --max-k 1 --control-share 0.5)
     start $cpu --preset "$preset" --minutes "$(minutes_until "$TRAIN_END")" \
         --weights "$ENRU_WEIGHTS" -- "${recipe[@]}" "${flags[@]}" "$@"
+    local report="$RECIPE_DIR/throughput-$preset.json" rows_pid
+    rm -f "$report"
+    speed_rows "$preset" "$report" &
+    rows_pid=$!
     watch_run "$RECIPE_DIR/run" start $cpu --preset "$preset" --weights "$ENRU_WEIGHTS" -- \
         "${recipe[@]}" "$@"
     collect --latest --dtype int8 "$out"
+    wait "$rows_pid" || true
+    print_rows "$report"
 }
 
 stash() {

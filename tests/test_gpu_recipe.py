@@ -430,13 +430,20 @@ def test_a_run_that_dies_of_a_measured_setting_starts_again_without_it(tmp_path)
 def test_session_big_in_int8_then_a_continuation_from_the_stash(tmp_path):
     """Stage 2's calls: a run from scratch comes back in int8; the next session stashes it,
     goes on from it (its step count too) and `finish` brings that one back."""
-    recipe = _runner(tmp_path, **SESSION_TIMES)
+    recipe = _runner(tmp_path, **SESSION_TIMES, SPEED_ROWS_TOKENS="800")
     recipe("pack", "--train", str(_docs(tmp_path / "train.jsonl", 4)),
            "--bt", str(_docs(tmp_path / "bt.jsonl", 1)),
            "--dev", str(_docs(tmp_path / "dev.jsonl", 1)))
     first = tmp_path / "OUT1"
     done = recipe("session-big", str(first), "--", "--max-steps", "4", check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    # the shape's own speed rows, measured while the run loaded its data, come back as a line
+    line = [x for x in done.stdout.splitlines() if x.startswith("SPEED-ROWS ")]
+    assert line, done.stdout[-3000:]
+    rows = json.loads(line[0][len("SPEED-ROWS "):])["rows"]
+    assert [r["setting"] for r in rows] == ["no-sync", "tokens800"]
+    measured = tmp_path / "throughput-tiny.json"
+    measured.write_text(line[0][len("SPEED-ROWS "):])
     from safetensors.torch import load_file
     chunks = [load_file(str(f)) for f in first.glob("final-*.safetensors")]
     assert any(t.dtype == torch.int8 for c in chunks for t in c.values())
@@ -445,9 +452,12 @@ def test_session_big_in_int8_then_a_continuation_from_the_stash(tmp_path):
     shutil.rmtree(tmp_path / "device" / "run")  # the next session's machine starts bare
     (tmp_path / "device" / "done").unlink()
     second = tmp_path / "OUT2"
+    recipe = _runner(tmp_path, **SESSION_TIMES, SPEED_ROWS_SECONDS="0",
+                     THROUGHPUT=str(measured))  # what the first session measured
     done = recipe("session-big", str(second), "--", "--init-from", str(init),
                   "--max-steps", "7", check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "--adam-impl fused --log-every 100" in (tmp_path / "device" / "run.sh").read_text()
     log = (tmp_path / "device" / "run.log").read_text()
     loaded = re.search(r"initialised (\d+)/(\d+) tensors", log)
     assert loaded and loaded[1] == loaded[2]
