@@ -176,6 +176,7 @@ def labels(russian: str, english: str = "") -> dict[str, str]:
 
 
 PARALLEL_FROM = 50_000  # targets: fewer are labelled in this process
+MAX_PROCESSES = 8  # each imports the main module (torch with it): ~0.4 GB apiece
 
 
 def _main_importable() -> bool:
@@ -188,9 +189,10 @@ def _main_importable() -> bool:
 def all_labels(pairs: list[tuple[str, str]], processes: int | None = None,
                parallel_from: int = PARALLEL_FROM) -> list[dict[str, str]]:
     """The labels of many (Russian, English) pairs, in order. On a machine with more than two
-    cores, many pairs are labelled across processes (`processes`, default all cores): a
-    million targets take about a minute on one core, a minute a GPU would wait for."""
-    n = processes or os.cpu_count() or 1
+    cores, many pairs are labelled across processes (`processes`, default the cores, at most
+    MAX_PROCESSES): a million targets take about a minute on one core, a minute a GPU would
+    wait for."""
+    n = processes or min(os.cpu_count() or 1, MAX_PROCESSES)
     if n < 2 or len(pairs) < parallel_from or (processes is None and n <= 2) \
             or not _main_importable():
         return [labels(russian, english) for russian, english in pairs]
