@@ -846,7 +846,7 @@ finish() {
 
 films() {
     # films OUT [MODEL]: the app's translate over the dev films on the GPU, timed
-    local out=${1:?films OUT [MODEL]} model=${2:-$MODELS/en-ru}
+    local out=${1:?films OUT [MODEL]} model=${2:-$EMBEDDED}
     timeout "${FILMS_SECONDS:-90}" "$PY" bench/film_batch.py --model "$model" \
         --data "$RECIPE_DIR/data/devroot/friends_dev.jsonl" --device "${FILMS_DEVICE:-cuda}" \
         --json "$out/film_batch.json"

@@ -192,9 +192,9 @@ def all_labels(pairs: list[tuple[str, str]], processes: int | None = None,
     cores, many pairs are labelled across processes (`processes`, default the cores, at most
     MAX_PROCESSES): a million targets take about a minute on one core, a minute a GPU would
     wait for."""
-    n = processes or min(os.cpu_count() or 1, MAX_PROCESSES)
-    if n < 2 or len(pairs) < parallel_from or (processes is None and n <= 2) \
-            or not _main_importable():
+    cores = os.cpu_count() or 1
+    n = processes or (min(cores, MAX_PROCESSES) if cores > 2 else 1)
+    if n < 2 or len(pairs) < parallel_from or not _main_importable():
         return [labels(russian, english) for russian, english in pairs]
     # forkserver: workers forked from a clean server, not from a process that may hold CUDA
     # and threads

@@ -245,21 +245,23 @@ def measure(preset: str, setting: Setting, examples: list[Example], vocab_size: 
     # first-use costs of every batch shape (kernel choice, allocator growth, compile's
     # dynamic-shape guards) land there, as they do in a long run's first minutes
     timed = list(islice(_batches(examples, cfg, device, vocab_size, seed), steps))
-    start = time.monotonic()
-    for step in range(max(warmup, len(timed))):
-        out = update(net, model, optimizer, cfg, timed[step % len(timed)][0].to(device), step)
-        if (step + 1) % cfg.log_every == 0:
-            out.loss.item()
-    _sync(device)  # the timed steps start with nothing left on the device
-    row.warmup_s = time.monotonic() - start
-    first = max(warmup, len(timed))
-    start, window, flops = time.monotonic(), Window(), 0.0
-    for step, (batch, batch_flops_) in enumerate(timed, first):
+    first = max(warmup, len(timed))  # the warm-up's updates: the first timed step's number
+
+    def step_on(batch: Batch, step: int):
         out = update(net, model, optimizer, cfg, batch.to(device), step)
-        window.add(out, batch)
-        flops += batch_flops_
         if (step + 1) % cfg.log_every == 0:
             out.loss.item()  # what the trainer's progress line reads
+        return out
+
+    start = time.monotonic()
+    for step in range(first):
+        step_on(timed[step % len(timed)][0], step)
+    _sync(device)  # the timed steps start with nothing left on the device
+    row.warmup_s = time.monotonic() - start
+    start, window, flops = time.monotonic(), Window(), 0.0
+    for step, (batch, batch_flops_) in enumerate(timed, first):
+        window.add(step_on(batch, step), batch)
+        flops += batch_flops_
     record = window.record()  # reads the window: waits for the last step
     _sync(device)
     row.seconds = time.monotonic() - start
