@@ -5,6 +5,8 @@ cut into 20 short episodes.
 For each setting: seconds, cues/s, the share of cues identical to the sequential decoder's,
 chrF/BLEU against the references, and how many cues the guard (or the 'agreement' scope)
 sent back to their plain translation. `--context 0` is the baseline for the cost of context.
+`--batch-size N...` adds the default setting (and `--context 0`) at other batch sizes: requests
+searched together and blocks side by side.
 
     python bench/context_schedule.py --model assets/models/en-ru \
         --data ../shared/data/en-ru/dev/friends_dev.jsonl --synthetic 1500 --episodes 20 \
@@ -65,12 +67,15 @@ def run(engine, name: str, plans: list, refs: list[str] | None, settings: dict, 
     """Every setting on the same documents; rows with speed, quality and agreement."""
     outputs, rows = {}, []
     cues = sum(len(p.units) for p in plans)
+    default_batch = engine.batch_size
     for setting, kwargs in settings.items():
         options = DecodeOptions(**{"context": engine.manifest.context.default_k,
                                    "beam_size": beam, **kwargs})
+        engine.batch_size = options.batch_size  # the searches' batches, as the app sets them
         start = time.perf_counter()
         results = translate_documents(plans, engine, options)
         seconds = time.perf_counter() - start
+        engine.batch_size = default_batch
         translations = [t for r in results for t in r.translations]
         outputs[setting] = [t.text for t in translations]
         row = {"data": name, "setting": setting, "seconds": round(seconds, 2),
@@ -108,6 +113,8 @@ def main() -> None:
     parser.add_argument("--beam", type=int, default=4)
     parser.add_argument("--margin", type=float, nargs="*", default=[],
                         help="Also run the guard with these margins (nats per token).")
+    parser.add_argument("--batch-size", type=int, nargs="*", default=[],
+                        help="Also 'blocks + agreement' and 'context 0' at these batch sizes.")
     parser.add_argument("--json", type=Path, help="Write the rows here.")
     args = parser.parse_args()
 
@@ -116,6 +123,9 @@ def main() -> None:
                 or k in {"context 0", "sequential", *args.settings}}
     for margin in args.margin:
         settings[f"guard margin {margin}"] = dict(guard=GuardSettings(margin=margin))
+    for size in args.batch_size:
+        for name in ("context 0", "blocks + agreement"):
+            settings[f"{name}, batch {size}"] = {**SETTINGS[name], "batch_size": size}
     rows = []
     if args.data:
         docs = read_documents(args.data)

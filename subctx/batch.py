@@ -14,7 +14,7 @@ from pathlib import Path
 
 from subctx.backends import backend_for, open_backend
 from subctx.bundle import Bundle, default_bundle_path, load_bundle
-from subctx.contract import Translator
+from subctx.contract import BATCH_SIZE, Translator
 from subctx.controls import AUTO, control_pieces, gender_tags, register_carry
 from subctx.decoding import DecodeOptions, DocumentResult, translate_documents
 from subctx.errors import BundleError, SubctxError
@@ -45,6 +45,7 @@ class ModelChoice:
     schedule: str | None = None
     formality: str = AUTO  # control tags (subctx.controls): 'auto' asks nothing
     speaker_gender: str = AUTO
+    batch_size: int = BATCH_SIZE  # cues decoded together
 
     def bundle(self) -> Bundle:
         """The chosen bundle, checked (its manifest and files) before any input is read."""
@@ -67,11 +68,12 @@ class ModelChoice:
                                        self.guard, self.scope, self.schedule,
                                        beam_size=self.beam, controls=self._controls(bundle),
                                        carry=register_carry(bundle.manifest, self.formality),
-                                       genders=gender_tags(bundle.manifest), **rest)
+                                       genders=gender_tags(bundle.manifest),
+                                       batch_size=self.batch_size, **rest)
 
     def translator(self, bundle: Bundle) -> Translator:
         return open_backend(bundle, device=self.device, compute_type=self.compute_type,
-                            threads=self.threads)
+                            threads=self.threads, batch_size=self.batch_size)
 
 
 DEFAULT_LAYOUT = Layout()

@@ -26,6 +26,7 @@ from subctx.batch import (
 )
 from subctx.bundle import default_bundle_path, load_bundle
 from subctx.clihelp import PlainCommand, PlainGroup
+from subctx.contract import BATCH_SIZE
 from subctx.controls import FORMALITY, SPEAKER_GENDER, choices
 from subctx.decoding import SCHEDULES, SCOPES
 from subctx.errors import BundleError, SubctxError
@@ -138,11 +139,11 @@ NamesOpt = Annotated[bool, typer.Option(
 def _choice(model: Path | None, device: Device, compute_type: ComputeType, threads: int,
             context: int | None, max_gap: float | None, beam: int, guard: bool | None,
             scope: Scope | None, formality: Formality, speaker_gender: SpeakerGender,
-            schedule: Schedule | None = None) -> ModelChoice:
+            schedule: Schedule | None = None, batch_size: int = BATCH_SIZE) -> ModelChoice:
     return ModelChoice(model, device.value, compute_type.value, threads, context, max_gap,
                        beam, guard, scope.value if scope else None,
                        schedule.value if schedule else None, formality.value,
-                       speaker_gender.value)
+                       speaker_gender.value, batch_size)
 
 
 def _bundle(choice: ModelChoice):
@@ -255,11 +256,14 @@ def translate(
     context_scope: ScopeOpt = None,
     formality: FormalityOpt = Formality.auto,
     speaker_gender: GenderOpt = SpeakerGender.auto,
+    batch_size: Annotated[int, typer.Option(
+        min=1, metavar="N", help="Cues decoded together (more can be faster on a GPU; on a CPU "
+                                 "the default is the fastest measured).")] = BATCH_SIZE,
 ) -> None:
     """Translate subtitles (.srt, .vtt, .ass), each line with the line(s) just before it as
     context."""
     choice = _choice(model, device, compute_type, threads, context, max_gap, beam, guard,
-                     context_scope, formality, speaker_gender, schedule)
+                     context_scope, formality, speaker_gender, schedule, batch_size)
     bundle = _bundle(choice)  # the model's manifest is read before any input
     try:
         forced = Glossary.read(glossary) if glossary is not None else Glossary()

@@ -276,3 +276,31 @@ def test_control_options_need_a_model_trained_with_them(tmp_path, run, tiny_bund
                                       "--device", "cpu", "--formality", "informal"])
     assert result.exit_code == 0, result.output
 
+
+
+def test_batch_size_reaches_the_backend_and_the_schedule(tmp_path, run, tiny_bundle,
+                                                         monkeypatch):
+    """--batch-size sets how many requests each search takes (the backend's default for every
+    call) and how many blocks the schedule advances side by side; the film comes out as with
+    the default."""
+    from subctx.backends.ct2 import CTranslate2Backend
+    from subctx.batch import ModelChoice
+
+    choice = ModelChoice(model=tiny_bundle, device="cpu", batch_size=3)
+    assert choice.options(choice.bundle()).batch_size == 3
+    assert choice.translator(choice.bundle()).batch_size == 3
+    src = write_srt(tmp_path / "movie.srt", FILM)
+    assert run(src).exit_code == 0
+    default = (tmp_path / "movie.ru.srt").read_text(encoding="utf-8")
+    sizes: list[int] = []
+    search = CTranslate2Backend._search
+
+    def spy(self, batch, beam, num_hypotheses, attention, max_batch_size):
+        sizes.append(max_batch_size)
+        return search(self, batch, beam, num_hypotheses, attention, max_batch_size)
+
+    monkeypatch.setattr(CTranslate2Backend, "_search", spy)
+    result = run(src, "--batch-size", "1", "--overwrite")
+    assert result.exit_code == 0, result.output
+    assert sizes and set(sizes) == {1}
+    assert (tmp_path / "movie.ru.srt").read_text(encoding="utf-8") == default

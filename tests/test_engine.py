@@ -50,6 +50,46 @@ def test_score_counts_only_the_current_sentence(engine):
     assert other.log_prob > with_ctx.log_prob - 20
 
 
+def test_a_batch_of_prefixes_of_every_length_scores_as_each_alone(engine):
+    """One scoring call for the batch: each candidate's sum still leaves its own prefix out."""
+    requests = [Request("Where is the door?"),
+                Request("Where is the door?", ("Thank you.",), ("Спасибо.",)),
+                Request("Where is the door?", ("Thank you.",),
+                        ("Спасибо большое, очень большое спасибо.",))]
+    together = engine.score(requests, ["Где дверь?"] * 3)
+    alone = [engine.score([r], ["Где дверь?"])[0] for r in requests]
+    assert [h.tokens for h in together] == [h.tokens for h in alone]
+    assert [h.log_prob for h in together] == pytest.approx([h.log_prob for h in alone],
+                                                           abs=1e-3)
+    assert len({h.tokens for h in together}) == 1  # the prefix is never counted
+
+
+def test_nbest_keeps_the_searchs_log_probability_where_score_would_give_the_same(engine):
+    """The n-best's log-probabilities come from the search, as `score` gives them (the prefix
+    left out, </s> counted); an output cut at the length limit, one with a stray <sep> and a
+    forced start are left to `score`, and a text comes once, with its best rank."""
+    from subctx.backends.base import Found, Searched
+
+    request = Request("Where is the door?", ("Thank you.",), ("Спасибо.",))
+    p = engine.prepare(request)
+    door, house, window = (engine._pieces(engine.target_sp, t)
+                           for t in ("Где дверь?", "Где дом?", "Где окно?"))
+    found = Found([Searched(p.prefix + door, -0.5, True), Searched(p.prefix + door, -0.9, True),
+                   Searched(p.prefix + house, -1.0, False),
+                   Searched(p.prefix + ["▁Да", "<sep>", *window], -2.0, True)])
+    [(text, searched), (cut, none), (after_sep, none_too)] = engine._nbest(p, found)
+    assert (text, cut, after_sep) == ("Где дверь?", "Где дом?", "Где окно?")
+    assert searched.log_prob == pytest.approx(-0.5 * (len(door) + 1))
+    assert searched.tokens == len(door) + 1 and none is None and none_too is None
+    forced = engine.prepare(Request("Where is the door?", forced_start="Где"))
+    assert all(h is None for _, h in engine._nbest(forced, Found([Searched(door, -0.5)])))
+    # a real search: each alternative's log-probability is the one `score` gives its text
+    [t] = engine.translate([request], beam_size=4, num_hypotheses=4)
+    again = engine.score([request] * len(t.alternatives), [a.text for a in t.alternatives])
+    assert [(a.log_prob, a.tokens) for a in t.alternatives] == \
+        [(pytest.approx(g.log_prob, abs=1e-3), g.tokens) for g in again]
+
+
 def test_context_limited_to_models_max_k(tiny_bundle, engine):
     many = tuple(f"Sentence {i}." for i in range(6))
     prepared = engine.prepare(Request("Hi.", many, many))

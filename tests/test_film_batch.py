@@ -25,10 +25,13 @@ def test_dev_documents_become_films_the_app_translates_with_and_without_context(
     out = tmp_path / "rows.json"
     done = subprocess.run([sys.executable, str(ROOT / "bench/film_batch.py"), "--data",
                            str(data), "--model", str(bundle), "--threads", "1", "--json",
-                           str(out)], capture_output=True, text=True, timeout=300)
+                           str(out), "--also", "--batch-size 2", "--rounds", "2"],
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     rows = json.loads(out.read_text())["rows"]
-    assert [r["setting"] for r in rows] == ["context (as the app runs)", "--context 0"]
+    assert [r["setting"] for r in rows] == ["context (as the app runs)",
+                                            "context, --batch-size 2", "--context 0"]
+    assert all(r["rounds"] == 2 for r in rows)
     assert all(r["films"] == 2 and r["written"] == 2 and r["cues"] == 2 * len(CORPUS)
                for r in rows)
     assert rows[-1]["x no context"] == 1.0 and all(r["cues/s"] > 0 for r in rows)

@@ -12,6 +12,7 @@ from importlib import import_module
 from pathlib import Path
 
 from subctx.bundle import MANIFEST, Bundle, load_bundle
+from subctx.contract import BATCH_SIZE
 from subctx.errors import BundleError
 
 
@@ -21,10 +22,12 @@ class BackendSpec:
     backend: str  # the class, "module:Class", imported on use
     files: tuple[str, ...]  # what its bundles hold besides the manifest and tokenizers
 
-    def open(self, bundle: Bundle, device: str, compute_type: str, threads: int):
+    def open(self, bundle: Bundle, device: str, compute_type: str, threads: int,
+             batch_size: int = BATCH_SIZE):
         module, cls = self.backend.split(":")
         return getattr(import_module(module), cls)(bundle, device=device,
-                                                    compute_type=compute_type, threads=threads)
+                                                    compute_type=compute_type, threads=threads,
+                                                    batch_size=batch_size)
 
 
 BACKENDS: dict[str, BackendSpec] = {b.name: b for b in (
@@ -51,18 +54,19 @@ def backend_for(bundle: Bundle) -> BackendSpec:
 
 
 def open_backend(bundle: Bundle | str | Path, device: str = "auto", compute_type: str = "auto",
-                 threads: int = 0):
+                 threads: int = 0, batch_size: int = BATCH_SIZE):
     """The backend a bundle's manifest names, with the model loaded; a CTranslate2 bundle that
     CTranslate2 cannot run here (not installed; or on `cuda`, no CUDA device or libraries for
-    it) is served by PyTorch where PyTorch can (`served_instead` says why), else the error."""
+    it) is served by PyTorch where PyTorch can (`served_instead` says why), else the error.
+    `batch_size`: requests it searches or scores together unless a call says otherwise."""
     bundle = bundle if isinstance(bundle, Bundle) else load_bundle(bundle)
     spec = backend_for(bundle)
     try:
-        return spec.open(bundle, device, compute_type, threads)
+        return spec.open(bundle, device, compute_type, threads, batch_size)
     except BundleError as problem:
         if spec.name != "ctranslate2" or not _torch_can_serve(device, problem):
             raise
-        backend = BACKENDS["torch"].open(bundle, device, compute_type, threads)
+        backend = BACKENDS["torch"].open(bundle, device, compute_type, threads, batch_size)
         backend.served_instead = f"CTranslate2 cannot run it here ({problem})"
         return backend
 

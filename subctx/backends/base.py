@@ -1,14 +1,17 @@
 """What every serving backend does the same way: read the bundle, lay a request out as the
 model's input (subctx.layout), turn beam-search hypotheses into translations (the current
-sentence after the forced prefix, n-best alternatives rescored, output cleaned and never a
-loop), and score candidate translations. A backend adds only its search and its scorer.
+sentence after the forced prefix, n-best alternatives with their log-probabilities, output
+cleaned and never a loop), and score candidate translations. A backend adds only its search
+and its scorer.
 """
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import sentencepiece as spm
 
@@ -16,6 +19,7 @@ from subctx import layout
 from subctx.backends.output import clean, collapse_loop, loops
 from subctx.bundle import Bundle, load_bundle
 from subctx.contract import (
+    BATCH_SIZE,
     MAX_SENTENCE_PIECES,
     AttentionMap,
     Hypothesis,
@@ -45,13 +49,22 @@ class Prepared:
         return len(self.prefix) + len(self.forced)
 
 
+class Searched(NamedTuple):
+    """One output of a search: its tokens (forced ones included, </s> not), its rank
+    (`generated_score`) and whether it ended with </s> (else it ran to the length limit)."""
+
+    tokens: list[str]
+    score: float
+    ended: bool = True
+
+
 @dataclass
 class Found:
-    """What a search found for one request: whole outputs (forced tokens included) with their
-    scores, best first, and the best one's cross-attention rows over the encoder tokens (one
-    row per output token) where asked and available."""
+    """What a search found for one request: its outputs, best first, and the best one's
+    cross-attention rows over the encoder tokens (one row per output token) where asked and
+    available."""
 
-    hypotheses: list[tuple[list[str], float]]
+    hypotheses: list[Searched]
     attention: list[list[float]] | None = None
     context_attention: AttentionMap | None = None
 
@@ -68,7 +81,9 @@ class Backend(ABC):
     supports_forced_start = True  # Request.forced_start is honoured
     served_instead: str | None = None  # why another backend than the bundle's serves it
 
-    def __init__(self, bundle: Bundle | str, device: str = "auto", threads: int = 0):
+    def __init__(self, bundle: Bundle | str, device: str = "auto", threads: int = 0,
+                 batch_size: int = BATCH_SIZE):
+        self.batch_size = batch_size  # requests searched or scored together, unless a call says
         self.bundle = bundle if isinstance(bundle, Bundle) else load_bundle(bundle)
         self.manifest = self.bundle.manifest
         self.architecture = architecture(self.manifest.architecture)
@@ -133,38 +148,58 @@ class Backend(ABC):
 
     # -- translating ---------------------------------------------------------------------------
     def translate(self, requests: Sequence[Request], beam_size: int = 4, num_hypotheses: int = 1,
-                  return_attention: bool = False, max_batch_size: int = 32) -> list[Translation]:
+                  return_attention: bool = False, max_batch_size: int | None = None
+                  ) -> list[Translation]:
         """Translate requests (any order; each carries its own context). With
-        `num_hypotheses` > 1 each translation lists the n-best, rescored with its request."""
+        `num_hypotheses` > 1 each translation lists the n-best with their log-probabilities
+        (`_nbest`: the search's, else scored with its request)."""
         if not requests:
             return []
         prepared = [self.prepare(r) for r in requests]
         beam = max(beam_size, num_hypotheses)
+        max_batch_size = max_batch_size or self.batch_size
         found = self._search(prepared, beam, num_hypotheses, return_attention, max_batch_size)
         out = [self._translation(p, f) for p, f in zip(prepared, found, strict=True)]
-        nbest = [self._texts(p, f)[:num_hypotheses] for p, f in zip(prepared, found, strict=True)]
+        nbest = [self._nbest(p, f)[:num_hypotheses] for p, f in zip(prepared, found, strict=True)]
         looping = [i for i, t in enumerate(out) if loops(requests[i].text, t.text)]
         if looping:  # once more with every hypothesis of the beam, to find one that does not
             again = self._search([prepared[i] for i in looping], beam, beam, False,
                                  max_batch_size)
             for i, f in zip(looping, again, strict=True):
-                nbest[i] = self._without_loop(requests[i], prepared[i], f, out[i])
+                nbest[i] = [(text, None) for text in
+                            self._without_loop(requests[i], prepared[i], f, out[i])]
         if num_hypotheses > 1:
-            self._rescore(requests, out, [texts[:num_hypotheses] for texts in nbest],
-                          max_batch_size)
+            self._alternatives(requests, out, [n[:num_hypotheses] for n in nbest],
+                               max_batch_size)
         return out
 
     def _current(self, output: list[str], prepared: Prepared) -> list[str]:
         return layout.current_part(output, len(prepared.prefix), self.tokens.sep)
 
-    def _texts(self, prepared: Prepared, found: Found) -> list[str]:
-        """The hypotheses' translations, best first, each once."""
-        return list(dict.fromkeys(self._detok(self._current(h, prepared))
-                                  for h, _ in found.hypotheses))
+    def _nbest(self, prepared: Prepared, found: Found) -> list[tuple[str, Hypothesis | None]]:
+        """The hypotheses' translations, best first, each once, with the log-probability the
+        search gave it where that is what `score` would give (None where it is not: a forced
+        start, which `score` counts; an output cut at the length limit, which lacks </s>; a
+        <sep> among the generated tokens, whose current part is shorter than what was
+        generated)."""
+        out: dict[str, Hypothesis | None] = {}
+        penalty = self.manifest.length_penalty
+        for h in found.hypotheses:
+            current = self._current(h.tokens, prepared)
+            text = self._detok(current)
+            if text in out:
+                continue
+            generated = len(current) + 1  # and </s>
+            exact = (not prepared.forced and h.ended and math.isfinite(h.score)
+                     and len(prepared.prefix) + len(current) == len(h.tokens))
+            out[text] = (Hypothesis(text, h.score * generated ** penalty, generated)
+                         if exact else None)
+        return list(out.items())
 
     def _translation(self, prepared: Prepared, found: Found) -> Translation:
-        current = self._current(found.hypotheses[0][0], prepared)
-        translation = Translation(self._detok(current), found.hypotheses[0][1])
+        best = found.hypotheses[0]
+        current = self._current(best.tokens, prepared)
+        translation = Translation(self._detok(current), best.score)
         if found.attention:
             rows = found.attention[len(prepared.prefix):len(prepared.prefix) + len(current)]
             translation.attention = AttentionMap(prepared.tokens, current,
@@ -172,24 +207,26 @@ class Backend(ABC):
         translation.context_attention = found.context_attention
         return translation
 
-    def _rescore(self, requests: Sequence[Request], out: list[Translation],
-                 nbest: list[list[str]], max_batch_size: int) -> None:
-        """Each translation's alternatives: its n-best texts scored with its request, all in
-        one scoring call."""
-        flat = [(i, text) for i, texts in enumerate(nbest) for text in texts]
-        scored = self.score([requests[i] for i, _ in flat], [text for _, text in flat],
-                            max_batch_size=max_batch_size)
-        for translation in out:
-            translation.alternatives = []
-        for (i, _), hypothesis in zip(flat, scored, strict=True):
-            out[i].alternatives.append(hypothesis)
+    def _alternatives(self, requests: Sequence[Request], out: list[Translation],
+                      nbest: list[list[tuple[str, Hypothesis | None]]], max_batch_size: int
+                      ) -> None:
+        """Each translation's alternatives: its n-best with the search's log-probabilities,
+        those the search could not give scored with the request (one scoring call)."""
+        missing = [(i, j) for i, hyps in enumerate(nbest) for j, (_, h) in enumerate(hyps)
+                   if h is None]
+        scored = self.score([requests[i] for i, _ in missing],
+                            [nbest[i][j][0] for i, j in missing], max_batch_size=max_batch_size)
+        filled = dict(zip(missing, scored, strict=True))
+        for i, translation in enumerate(out):
+            translation.alternatives = [h if h is not None else filled[(i, j)]
+                                        for j, (_, h) in enumerate(nbest[i])]
 
     def _without_loop(self, request: Request, prepared: Prepared, found: Found,
                       translation: Translation) -> list[str]:
         """Make `translation` the best hypothesis that does not loop (with its score), else
         the best with its loop cut down; returns the n-best without loops, the chosen first."""
-        hypotheses = [(self._detok(self._current(h, prepared)), score)
-                      for h, score in found.hypotheses]
+        hypotheses = [(self._detok(self._current(h.tokens, prepared)), h.score)
+                      for h in found.hypotheses]
         fine = [(t, score) for t, score in hypotheses if t and not loops(request.text, t)]
         if fine:
             translation.text, translation.score = fine[0]
@@ -198,14 +235,14 @@ class Backend(ABC):
         return list(dict.fromkeys([translation.text, *(t for t, _ in fine)]))
 
     def score(self, requests: Sequence[Request], candidates: Sequence[str],
-              max_batch_size: int = 32) -> list[Hypothesis]:
+              max_batch_size: int | None = None) -> list[Hypothesis]:
         """Log-probability of each candidate as the translation of its request's sentence,
         with the context forced as at translation time (only the current part is scored)."""
         prepared = [self.prepare(r) for r in requests]
         room = self.manifest.max_positions - 2  # <s> and </s> take positions too
         targets = [(p.prefix + self._pieces(self.target_sp, c))[:room]
                    for p, c in zip(prepared, candidates, strict=True)]
-        scored = self._score(prepared, targets, max_batch_size)
+        scored = self._score(prepared, targets, max_batch_size or self.batch_size)
         return [Hypothesis(c, log_prob, tokens)
                 for c, (log_prob, tokens) in zip(candidates, scored, strict=True)]
 

@@ -10,10 +10,10 @@ import os
 from collections.abc import Sequence
 
 from subctx import layout
-from subctx.backends.base import Backend, Found, Prepared, generated_score
+from subctx.backends.base import Backend, Found, Prepared, Searched, generated_score
 from subctx.backends.output import collapse_loop, loops
 from subctx.bundle import Bundle
-from subctx.contract import Request, Translation
+from subctx.contract import BATCH_SIZE, Request, Translation
 from subctx.errors import BundleError
 
 
@@ -49,8 +49,8 @@ class CTranslate2Backend(Backend):
     """A bundle with backend 'ctranslate2', loaded once."""
 
     def __init__(self, bundle: Bundle | str, device: str = "auto", compute_type: str = "auto",
-                 threads: int = 0):
-        super().__init__(bundle)
+                 threads: int = 0, batch_size: int = BATCH_SIZE):
+        super().__init__(bundle, batch_size=batch_size)
         if self.manifest.backend != "ctranslate2":
             raise BundleError(f"backend '{self.manifest.backend}' is not a CTranslate2 model")
         self.device = resolve_device(device)
@@ -96,13 +96,16 @@ class CTranslate2Backend(Backend):
         found = []
         for prepared, result in zip(batch, results, strict=True):
             ranked = self._ranked(result, prepared.forced_length, length)
-            hypotheses = [(result.hypotheses[i], score) for i, score in ranked]
+            # an output as long as the limit was cut there (a loop), not ended with </s>
+            hypotheses = [Searched(result.hypotheses[i], score,
+                                   len(result.hypotheses[i]) < length) for i, score in ranked]
             best_attention = result.attention[ranked[0][0]] if result.attention else None
             found.append(Found(hypotheses, best_attention))
         return found
 
     def sample(self, requests: Sequence[Request], top_k: int = 0, temperature: float = 1.0,
-               max_batch_size: int = 32, seed: int | None = None) -> list[Translation]:
+               max_batch_size: int | None = None, seed: int | None = None
+               ) -> list[Translation]:
         """One translation per request drawn from the model (`top_k` > 0: from its k most
         likely tokens at each step; 0: the whole distribution), as the PyTorch backend's
         `sample` draws them for sampled back-translation (Edunov et al. 2018); forced tokens
@@ -116,7 +119,7 @@ class CTranslate2Backend(Backend):
         results = self.translator.translate_batch(
             **self._inputs(prepared), beam_size=1, sampling_topk=top_k,
             sampling_temperature=temperature, return_scores=True,
-            max_batch_size=max_batch_size)
+            max_batch_size=max_batch_size or self.batch_size)
         out = []
         for request, p, result in zip(requests, prepared, results, strict=True):
             text = self._detok(self._current(result.hypotheses[0], p))
@@ -148,14 +151,14 @@ class CTranslate2Backend(Backend):
 
     def _score(self, batch: list[Prepared], targets: list[list[str]], max_batch_size: int
                ) -> list[tuple[float, int]]:
-        scored: dict[int, tuple[float, int]] = {}
-        by_offset: dict[int, list[int]] = {}  # score_batch's offset is per call
-        for i, prepared in enumerate(batch):
-            by_offset.setdefault(len(prepared.prefix), []).append(i)
-        for offset, rows in by_offset.items():
-            results = self.translator.score_batch(
-                [self._source(batch[i]) for i in rows], [targets[i] for i in rows],
-                offset=offset, max_batch_size=max_batch_size, max_input_length=0)
-            for i, result in zip(rows, results, strict=True):
-                scored[i] = float(sum(result.log_probs)), len(result.log_probs)
-        return [scored[i] for i in range(len(batch))]
+        """One call for the whole batch: score_batch's `offset` is one number per call, so
+        every token is scored and each target's prefix is left out of its sum here (grouping
+        the requests by prefix length made calls of a few targets each)."""
+        results = self.translator.score_batch(
+            [self._source(p) for p in batch], targets, max_batch_size=max_batch_size,
+            max_input_length=0)
+        out = []
+        for prepared, result in zip(batch, results, strict=True):
+            generated = result.log_probs[len(prepared.prefix):]
+            out.append((float(sum(generated)), len(generated)))
+        return out

@@ -14,10 +14,10 @@ import json
 import math
 from collections.abc import Sequence
 
-from subctx.backends.base import Backend, Found, Prepared, generated_score
+from subctx.backends.base import Backend, Found, Prepared, Searched, generated_score
 from subctx.backends.output import collapse_loop, loops
 from subctx.bundle import Bundle
-from subctx.contract import AttentionMap, Request, SpecialIds, Translation
+from subctx.contract import BATCH_SIZE, AttentionMap, Request, SpecialIds, Translation
 from subctx.errors import BundleError
 
 
@@ -25,7 +25,7 @@ class TorchBackend(Backend):
     """A bundle with backend 'torch', loaded once."""
 
     def __init__(self, bundle: Bundle | str, device: str = "auto", compute_type: str = "auto",
-                 threads: int = 0):
+                 threads: int = 0, batch_size: int = BATCH_SIZE):
         """`compute_type` is CTranslate2's notion: this backend computes in float32."""
         try:
             import torch
@@ -35,7 +35,7 @@ class TorchBackend(Backend):
         except ImportError:
             raise BundleError("this model runs on PyTorch: install it with "
                               "pip install -e '.[train]'") from None
-        super().__init__(bundle)
+        super().__init__(bundle, batch_size=batch_size)
         self.torch = torch
         if threads:
             torch.set_num_threads(threads)
@@ -108,7 +108,8 @@ class TorchBackend(Backend):
                                         [self._id_list(p.prefix + p.forced) for p in batch])
         found = []
         for i, (prepared, hypotheses) in enumerate(zip(batch, results, strict=True)):
-            outputs = [(self._pieces_of(ids), score) for ids, score in hypotheses]
+            outputs = [Searched(self._pieces_of(ids), score, ended)
+                       for ids, score, ended in hypotheses]
             rows = context_rows = None
             if attention:
                 rows = self._attention_rows(memory[i:i + 1], mask[i:i + 1], hypotheses[0][0])
@@ -117,8 +118,8 @@ class TorchBackend(Backend):
         return found
 
     def _beam_search(self, memory, mask, beam: int, max_len: int, forced: list[list[int]]):
-        """Batched beam search with a key/value cache; per sentence [(ids, score)], best first,
-        scored by `generated_score`. Each sentence's `forced` tokens come first (target-side
+        """Batched beam search with a key/value cache; per sentence [(ids, score, ended)], best
+        first, scored by `generated_score`. Each sentence's `forced` tokens come first (target-side
         context, a forced start; the ids include them) and count in neither the log-probability
         nor the length, as the CTranslate2 backend ranks them."""
         torch = self.torch
@@ -166,7 +167,7 @@ class TorchBackend(Backend):
                             # </s> counts when it came (CTranslate2's lengths)
                             generated = len(ids) + (token == eos) - len(forced[b])
                             finished[b].append((ids, generated_score(score, generated,
-                                                                     penalty)))
+                                                                     penalty), token == eos))
                         continue
                     if kept < beam:
                         next_tokens.append(token)
@@ -187,11 +188,12 @@ class TorchBackend(Backend):
             tokens = torch.cat([tokens[parents_t],
                                 torch.tensor(next_tokens, device=self.device)[:, None]], dim=1)
             scores = torch.tensor(next_scores, device=self.device).view(batch, beam)
-        return [sorted(f, key=lambda h: -h[1]) or [([], -math.inf)] for f in finished]
+        return [sorted(f, key=lambda h: -h[1]) or [([], -math.inf, False)] for f in finished]
 
     # -- sampling ------------------------------------------------------------------------------
     def sample(self, requests: Sequence[Request], top_k: int = 0, temperature: float = 1.0,
-               max_batch_size: int = 32, seed: int | None = None) -> list[Translation]:
+               max_batch_size: int | None = None, seed: int | None = None
+               ) -> list[Translation]:
         """One translation per request drawn from the model (`top_k` > 0: from its k most
         likely tokens at each step), as sampled back-translation takes its synthetic sources
         (Edunov et al. 2018); forced tokens come first as in beam search, and a translation
@@ -205,6 +207,7 @@ class TorchBackend(Backend):
         else:
             generator.seed()
         out: list[Translation] = []
+        max_batch_size = max_batch_size or self.batch_size
         for start in range(0, len(prepared), max_batch_size):
             batch = prepared[start:start + max_batch_size]
             drawn = self._sample_batch(batch, top_k, temperature, generator)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from subctx.contract import BATCH_SIZE
 from subctx.decoding.schedules import BLOCKS, Schedule, schedule_named
 from subctx.decoding.scope import SCOPES, ContextScope, scope_named
 from subctx.guard import GuardSettings
@@ -21,7 +22,7 @@ class DecodeOptions:
     beam_size: int = 4
     num_hypotheses: int = 1
     return_attention: bool = False
-    batch_size: int = 32
+    batch_size: int = BATCH_SIZE  # requests decoded together; blocks side by side
     schedule: Schedule = BLOCKS  # how units wait for their context's translations
     guard: GuardSettings = field(default_factory=GuardSettings)
     scope: ContextScope = SCOPES["all"]  # what context may change
