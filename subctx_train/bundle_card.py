@@ -79,7 +79,11 @@ def _stages(pre: list | dict | None) -> list[dict]:
 
 def export_run(source: Path, out: Path, quantize: str | None = None, max_gap: float = 7.0,
                default_k: int = 1, length_penalty: float = 1.0,
-               backend: str | None = None, guard: bool = True, scope: str = "all") -> Path:
+               backend: str | None = None, guard: bool = True, scope: str = "all",
+               max_k: int | None = None) -> Path:
+    """A run (or checkpoint) as a bundle in `out`. `max_k`: the most context sentences the app
+    may give the model (default: the most it was trained with); only a concatenation model can
+    read more than that."""
     model, cfg, run_dir, extra = _load(source)
     info = _training_info(run_dir, cfg, extra)
     info["parameters"] = sum(p.numel() for p in model.parameters())
@@ -94,13 +98,17 @@ def export_run(source: Path, out: Path, quantize: str | None = None, max_gap: fl
     if backend not in EXPORTERS:
         raise ValueError(f"unknown backend {backend!r} (use {', '.join(EXPORTERS)})")
     multi_encoder = arch.separate_context  # reads its context apart
+    max_k = cfg.max_k if max_k is None else max_k
+    if multi_encoder and max_k > cfg.max_k:
+        raise ValueError(f"--max-k {max_k}: a {cfg.architecture} model reads at most the "
+                         f"{cfg.max_k} context sentence(s) it was trained with")
     source_lang, target_lang = cfg.languages
     manifest = Manifest(
         architecture=cfg.architecture, backend=backend,
         source_lang=source_lang, target_lang=target_lang,
         max_positions=model.cfg.max_positions, length_penalty=length_penalty,
         source_spm="spm.model", target_spm="spm.model",
-        context=ContextSettings(max_k=cfg.max_k, default_k=min(default_k, cfg.max_k),
+        context=ContextSettings(max_k=max_k, default_k=min(default_k, max_k),
                                 max_gap=max_gap,
                                 target_side="none" if multi_encoder else cfg.target_context,
                                 segment_shift=cfg.segment_shift, guard=guard, scope=scope),
@@ -287,7 +295,9 @@ def model_card(manifest: Manifest) -> str:
         f"vocabulary, {t.get('parameters', 0) / 1e6:.1f}M parameters, "
         f"{t.get('quantization')} weights.",
         f"- **Context**: up to {ctx.max_k} previous sentence(s) (trained on a K mix "
-        f"{cfg.get('k_probs')}{_prefix_training(cfg)}); the app uses K={ctx.default_k} and "
+        f"{cfg.get('k_probs')}{_prefix_training(cfg)}); the app uses K={ctx.default_k}"
+        + (f" (up to {ctx.max_k} with `--context {ctx.max_k}`)" if ctx.max_k > ctx.default_k
+           else "") + " and "
         f"a {ctx.max_gap:g} s gap rule; previous translations are forced as the decoder "
         "prefix; beam search with "
         f"length penalty {manifest.length_penalty:g}; context guard "
@@ -328,6 +338,26 @@ def model_card(manifest: Manifest) -> str:
     return "\n".join(lines)
 
 
+def _more_context(scores: dict[str, dict], default: dict) -> list[str]:
+    """A line for each measured K beyond the default whose deixis is higher: what reading more
+    previous lines buys and costs."""
+    lines = []
+    for sc in scores.values():
+        k = sc.get("context")
+        if sc is default or not isinstance(k, int) or k == 0:  # ('1 (random)' is a str)
+            continue
+        if (sc.get("deixis_dev") or 0.0) <= (default.get("deixis_dev") or 0.0):
+            continue
+        lines.append(
+            f"- **More previous lines decide ты/вы more often**: with `--context {k}` Voita "
+            f"deixis {sc.get('deixis_dev')} (K={default['context']}: "
+            f"{default.get('deixis_dev')}), ctxpro {sc.get('ctxpro_dev')} "
+            f"({default.get('ctxpro_dev')}), friends_dev chrF {sc.get('friends_chrf')} "
+            f"({default.get('friends_chrf')}), at {sc.get('sentences_per_s')} sentences/s "
+            f"({default.get('sentences_per_s')}).")
+    return lines
+
+
 def known_limits(scores: dict[str, dict], forced_prefix: bool = True) -> list[str]:
     """The card's warnings, read off the measured dev scores (keyed 'context=K');
     `forced_prefix`: the model is fed its previous translations as a decoder prefix."""
@@ -359,6 +389,7 @@ def known_limits(scores: dict[str, dict], forced_prefix: bool = True) -> list[st
                 f"{with_ctx.get('deixis_dev')} and lexical cohesion "
                 f"{with_ctx.get('lex_cohesion_dev')} with context, against 0.5 / 0.462 for a "
                 "model that ignores context; the previous line helps now and then, not reliably.")
+        lines += _more_context(scores, with_ctx)
     lines += ["- A small model with a short training budget (see Data and Training above): "
               "translations are often rough (names, idioms and rare words especially); check "
               "them before use.",

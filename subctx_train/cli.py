@@ -508,6 +508,10 @@ def export(
         metavar="SECONDS", help="Context rule default gap.")] = 7.0,
     default_k: Annotated[int, typer.Option(
         metavar="K", help="Context K the app uses by default.")] = 1,
+    max_k: Annotated[int | None, typer.Option(
+        metavar="K", min=0,
+        help="Most context sentences the app may give a concatenation model (default: the "
+             "training's; more can pay: docs/decoding.md, 'How many previous lines').")] = None,
     length_penalty: Annotated[float, typer.Option(
         metavar="X",
         help="Beam-search length penalty the app uses (log-prob / length ** this); tune on "
@@ -527,9 +531,12 @@ def export(
     """Export to a subctx bundle: CTranslate2 model, SentencePiece, manifest, model card."""
     from subctx_train.bundle_card import export_run
 
-    path = export_run(source, out, quantize, max_gap=max_gap, default_k=default_k,
-                      length_penalty=length_penalty, backend=backend and backend.value,
-                      guard=guard, scope=context_scope.value)
+    try:
+        path = export_run(source, out, quantize, max_gap=max_gap, default_k=default_k,
+                          length_penalty=length_penalty, backend=backend and backend.value,
+                          guard=guard, scope=context_scope.value, max_k=max_k)
+    except ValueError as problem:
+        raise typer.BadParameter(str(problem)) from None
     typer.echo(f"bundle written: {path}")
 
 
@@ -696,12 +703,16 @@ def dev_report(
     json_file: Annotated[Path | None, typer.Option("--json", metavar="FILE")] = None,
     device: Annotated[Device, typer.Option(
         help="cpu (the app's speed), cuda or auto: where the models run.")] = Device.cpu,
+    context: Annotated[list[int] | None, typer.Option(
+        "--context", metavar="K", min=1,
+        help="Also a row with this many context sentences (up to the model's most; "
+             "repeatable).")] = None,
 ) -> None:
     """The dev table for one or more bundles, with context and with --context 0."""
     from subctx_train.report import full_dev_report, show_dev_table
 
     report = full_dev_report(models, dev_root, ctxpro_limit, beam, threads, record,
-                             random_control, bleu_limit, device.value)
+                             random_control, bleu_limit, device.value, context or ())
     show_dev_table(report)
     _json_out(json_file, report)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
@@ -130,8 +131,7 @@ def evaluate_condition(engine: Translator, dev_root: Path, context: int, ctxpro_
                     context, beam=beam, limit=bleu_limit)
     voita_root = dev_root / "voita" / "mjpost"
     contrastive = run_contrastive(engine, voita_root, ["deixis_dev", "lex_cohesion_dev"],
-                                  min(context and engine.max_context, engine.max_context)
-                                  if context else 0)
+                                  min(context, engine.max_context))
     ctxpro = run_ctxpro(engine, dev_root / "ctxpro", ctxpro_limit, context, beam)
     by_test = {r["test"]: r["accuracy"] for r in contrastive if r["subset"] == "all"}
     return {
@@ -152,7 +152,10 @@ def evaluate_condition(engine: Translator, dev_root: Path, context: int, ctxpro_
 
 def full_dev_report(models: list[Path], dev_root: Path, ctxpro_limit: int = 300, beam: int = 4,
                     threads: int = 0, record: bool = False, random_control: bool = False,
-                    bleu_limit: int | None = None, device: str = "cpu") -> dict:
+                    bleu_limit: int | None = None, device: str = "cpu",
+                    more_context: Sequence[int] = ()) -> dict:
+    """Each bundle with its default context, without context, with a random context sentence
+    (`random_control`) and with each K of `more_context` the model can read."""
     from subctx_train.bundle_card import record_scores
 
     report: dict = {"models": {}}
@@ -160,7 +163,9 @@ def full_dev_report(models: list[Path], dev_root: Path, ctxpro_limit: int = 300,
         engine = open_backend(model, device=device, compute_type="auto", threads=threads)
         conditions = []
         default_k = engine.manifest.context.default_k
-        for k in ([default_k, 0] if engine.max_context else [0]):
+        more = [k for k in dict.fromkeys(more_context)
+                if k not in (0, default_k) and k <= engine.max_context]
+        for k in ([default_k, 0, *more] if engine.max_context else [0]):
             console.print(f"[bold]{model}[/bold] context={k}")
             conditions.append(evaluate_condition(engine, dev_root, k, ctxpro_limit, beam,
                                                  bleu_limit=bleu_limit))

@@ -139,3 +139,8 @@ def test_trainer_trains_multi_encoder_models(tmp_path, arch):
     before = trainer.evaluate()["dev_nll"]
     trainer.train()
     assert trainer.evaluate()["dev_nll"] < before
+    from subctx_train.bundle_card import export_run
+
+    # its distance embeddings know the K it was trained with: a bundle may not promise more
+    with pytest.raises(ValueError, match=f"reads at most the {cfg.max_k} context"):
+        export_run(tmp_path / arch, tmp_path / "bundle", backend="torch", max_k=cfg.max_k + 1)

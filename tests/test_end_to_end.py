@@ -99,7 +99,7 @@ def trained(tmp_path_factory):
 
 
 def test_export_writes_a_complete_bundle(trained):
-    _, bundle = trained
+    root, bundle = trained
     manifest = load_bundle(bundle).manifest
     assert manifest.architecture == "concat" and manifest.context.max_k == 3
     assert manifest.context.segment_shift == 16 and manifest.max_positions == 256
@@ -108,6 +108,11 @@ def test_export_writes_a_complete_bundle(trained):
     assert "concatenation model" in card and "Known limits" in card
     assert "length penalty 2;" in card and "context guard on by default" in card
     assert manifest.context.scope == "all" and "context may change anything" in card
+    # a concatenation model may be given more context than it was trained with (--max-k)
+    wider = load_bundle(export_run(root / "run", root / "wider", quantize="int8", max_k=5))
+    assert (wider.manifest.context.max_k, wider.manifest.context.default_k) == (5, 1)
+    assert "the app uses K=1 (up to 5 with `--context 5`)" in \
+        (root / "wider" / "README.md").read_text(encoding="utf-8")
 
 
 def test_every_evaluator_runs_on_fixture_data(trained):
@@ -124,6 +129,9 @@ def test_every_evaluator_runs_on_fixture_data(trained):
     ctxpro = run_ctxpro(engine, dev / "ctxpro", None, 1)
     assert [r["rule"] for r in ctxpro] == ["ACC.FORM", "NOM.FORM", "all"]
     condition = evaluate_condition(engine, dev, 1, 10, 2)
+    # the row's K everywhere, not the most the model reads (3 here)
+    assert {r["context"] for r in condition["details"]["contrastive"]} == {1}
+    assert {r["context"] for r in condition["details"]["ctxpro"]} == {1}
     record_scores(bundle, [condition])
     manifest = load_bundle(bundle).manifest
     assert manifest.scores["context=1"]["friends_bleu"] == condition["friends_bleu"]
@@ -166,13 +174,16 @@ def test_dev_report_without_ctranslate2_matches_the_ctranslate2_bundle(trained):
     assert manifest.backend == "torch" and manifest.context.scope == "agreement"
     done = subprocess.run(run + ["dev-report", str(root / "pt"), "--dev-root", str(dev),
                                  "--ctxpro-limit", "10", "--beam", "2", "--device", "auto",
-                                 "--random-control", "--json", str(root / "pt.json")],
+                                 "--random-control", "--json", str(root / "pt.json"),
+                                 # K=2 a row of its own; the default (1) and K beyond the
+                                 # model's 3 are not rows again
+                                 "--context", "2", "--context", "1", "--context", "5"],
                           capture_output=True, text=True, cwd=env_root, timeout=300)
     assert done.returncode == 0, done.stdout[-1500:] + done.stderr[-1500:]
     rows = json.loads((root / "pt.json").read_text())["models"][str(root / "pt")]
-    assert [r["context"] for r in rows] == [1, 0, "1 (random)"]
+    assert [r["context"] for r in rows] == [1, 0, 2, "1 (random)"]
     engine = CTranslate2Backend(ct2, device="cpu", compute_type="float32", threads=1)
-    for row in rows[:2]:
+    for row in rows[:3]:
         want = evaluate_condition(engine, dev, row["context"], 10, 2)
         for key in ("friends_bleu", "friends_chrf", "deixis_dev", "lex_cohesion_dev",
                     "ctxpro_dev"):
@@ -314,6 +325,20 @@ def test_model_card_limits_come_from_the_measured_scores():
     level = "\n".join(known_limits({"context=1": row(18.01, 0.8), "context=0": row(18.02, 0.5)}))
     assert "Context costs" not in level  # 0.01 BLEU is noise, not a cost
     assert "Severely undertrained" in "\n".join(known_limits({"context=0": row(1.0, 0.5)}))
+    # a larger K measured with `dev-report --context K`: a line when it decides ты/вы more often
+    def measured(k, deixis, speed):
+        return {**row(18.0, deixis), "context": k, "ctxpro_dev": 0.3, "friends_chrf": 35.6,
+                "sentences_per_s": speed}
+
+    more = "\n".join(known_limits({"context=1": measured(1, 0.57, 177.0),
+                                   "context=0": measured(0, 0.5, 260.0),
+                                   "context=3": measured(3, 0.68, 104.0),
+                                   "context=1 (random)": {**measured(1, 0.5, 150.0),
+                                                          "context": "1 (random)"}}))
+    assert "with `--context 3` Voita deixis 0.68 (K=1: 0.57)" in more and "104.0" in more
+    assert "--context 0`" not in more and "random" not in more
+    assert "More previous lines" not in "\n".join(known_limits(
+        {"context=1": measured(1, 0.57, 177.0), "context=2": measured(2, 0.55, 130.0)}))
 
 
 def _docs_with_own(own) -> list[Document]:
