@@ -160,15 +160,18 @@ class Backend(ABC):
         max_batch_size = max_batch_size or self.batch_size
         found = self._search(prepared, beam, num_hypotheses, return_attention, max_batch_size)
         out = [self._translation(p, f) for p, f in zip(prepared, found, strict=True)]
-        nbest = [self._nbest(p, f)[:num_hypotheses] for p, f in zip(prepared, found, strict=True)]
+        # the n-best only where asked for: a plain call keeps the best alone
+        nbest = ([self._nbest(p, f) for p, f in zip(prepared, found, strict=True)]
+                 if num_hypotheses > 1 else None)
         looping = [i for i, t in enumerate(out) if loops(requests[i].text, t.text)]
         if looping:  # once more with every hypothesis of the beam, to find one that does not
             again = self._search([prepared[i] for i in looping], beam, beam, False,
                                  max_batch_size)
             for i, f in zip(looping, again, strict=True):
-                nbest[i] = [(text, None) for text in
-                            self._without_loop(requests[i], prepared[i], f, out[i])]
-        if num_hypotheses > 1:
+                texts = self._without_loop(requests[i], prepared[i], f, out[i])
+                if nbest is not None:
+                    nbest[i] = [(text, None) for text in texts]
+        if nbest is not None:
             self._alternatives(requests, out, [n[:num_hypotheses] for n in nbest],
                                max_batch_size)
         return out
