@@ -16,11 +16,11 @@ from typing import Any
 from subctx.contract import SpecialTokens
 from subctx.decoding.scope import SCOPES
 from subctx.errors import BundleError
+from subctx.layout import TARGET_SIDES, TargetSide
 from subctx.nn import ARCHITECTURES
 
 FORMAT_VERSION = 1
 MANIFEST = "subctx.json"
-TARGET_SIDES = ("prefix", "none")
 
 
 @dataclass(frozen=True)
@@ -29,8 +29,9 @@ class ContextSettings:
 
     max_k: most preceding segments the model was trained with (0: sentence-level model).
     default_k / max_gap: the app's defaults for the context rule.
-    target_side: 'prefix' feeds the previous translations as a forced decoder prefix;
-        'none' uses source-side context only.
+    target_side: where the previous translations go (subctx.layout.TARGET_SIDES): 'prefix',
+        the decoder's forced prefix; 'encoder', the encoder, each after its source; 'none':
+        nowhere (source-side context only).
     segment_shift: encoder positions are position + segment * shift (0: plain positions);
         carried to CTranslate2 as a source feature of position tokens.
     guard: whether the app checks context translations against plain ones by default
@@ -49,9 +50,14 @@ class ContextSettings:
     scope: str = "all"
 
     @property
+    def side(self) -> TargetSide:
+        """Where the previous translations go (checked when the manifest is read)."""
+        return TARGET_SIDES[self.target_side]
+
+    @property
     def target_prefix(self) -> bool:
         """Whether previous translations are fed as the decoder's forced prefix."""
-        return self.target_side == "prefix"
+        return self.side.prefix
 
 
 @dataclass(frozen=True)
@@ -98,7 +104,8 @@ class Manifest:
             raise BundleError(f"unknown architecture '{manifest.architecture}' in {MANIFEST} "
                               f"(this subctx knows {', '.join(ARCHITECTURES)})")
         if manifest.context.target_side not in TARGET_SIDES:
-            raise BundleError(f"unknown context.target_side '{manifest.context.target_side}'")
+            raise BundleError(f"unknown context.target_side '{manifest.context.target_side}' "
+                              f"(use {', '.join(TARGET_SIDES)})")
         if not (isinstance(manifest.controls, list)
                 and all(isinstance(c, str) for c in manifest.controls)):
             raise BundleError(f"malformed {MANIFEST}: controls is a list of names")

@@ -6,6 +6,11 @@ Multi-encoder models (context encoder, capsule): current </s> as the source, and
     <ctx> ctx_k </s> ... ctx_1 </s>   with each token's sentence distance
 Decoder: <s> tctx_k <sep> ... tctx_1 <sep> current </s>   (target side 'prefix': the context part
 is forced at inference and discounted in the training loss)
+Target side 'encoder': the previous translations go to the encoder, each after its source,
+    ctx_k <sep> tctx_k <sep> ... ctx_1 <sep> tctx_1 <sep> current </s>   and the decoder reads
+    <s> current </s>: context costs the encoder a longer input, not the decoder a forced prefix
+    step by step (the embedding matrix is shared, so Russian pieces are known to the encoder).
+Target side 'none': source-side context only (sKto1).
 
 With a segment shift, encoder position i of segment s (0 = oldest) is i + s * shift. CTranslate2
 receives these positions as a second source stream of tokens 'p<position>' (FEATURE_SEPARATOR).
@@ -14,12 +19,38 @@ receives these positions as a second source stream of tokens 'p<position>' (FEAT
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TypeVar
-
-from subctx.bundle import ContextSettings
 
 FEATURE_SEPARATOR = "\uffe8"
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class TargetSide:
+    """Where a concatenation model reads the previous translations (a manifest's
+    context.target_side, a training config's target_context)."""
+
+    name: str
+    reads: bool  # it reads them at all: then each cue's translation waits for its context's
+    prefix: bool  # as the decoder's forced prefix (else in the encoder, after each source)
+    description: str  # what happens to the previous translations, for the model card
+
+    def context_segments(self, src_ctx: Sequence[Sequence[T]],
+                         tgt_ctx: Sequence[Sequence[T]]) -> list[Sequence[T]]:
+        """The encoder's context segments, oldest first: the sources, and in the 'encoder'
+        layout each followed by its translation."""
+        if self.reads and not self.prefix:
+            return [seg for pair in zip(src_ctx, tgt_ctx, strict=True) for seg in pair]
+        return list(src_ctx)
+
+
+TARGET_SIDES: dict[str, TargetSide] = {side.name: side for side in (
+    TargetSide("prefix", True, True, "forced as the decoder's prefix"),
+    TargetSide("encoder", True, False,
+               "read by the encoder, each after its source"),
+    TargetSide("none", False, False, "not read (source-side context only)"),
+)}
 
 
 def encoder_tokens(context: Sequence[Sequence[T]], current: Sequence[T], sep: T, eos: T,
@@ -62,13 +93,18 @@ def decoder_prefix(context: Sequence[Sequence[T]], sep: T) -> list[T]:
 
 def fit_context(src_ctx: Sequence[Sequence[T]], tgt_ctx: Sequence[Sequence[T]],
                 current: Sequence[T], k: int, sep: T, eos: T, shift: int, limit: int,
-                budget: int, with_prefix: bool) -> tuple[list[T], list[int], list[T]]:
-    """A concatenation model's input with the last `k` context sentences, dropping them oldest
-    first until the encoder's last position and the forced prefix plus the current sentence's
-    decoding `budget` fit `limit` positions: (encoder tokens, their segments, prefix)."""
+                budget: int, side: TargetSide) -> tuple[list[T], list[int], list[T]]:
+    """A concatenation model's input with the last `k` context sentences (and, where `side`
+    reads them, their last `k` translations), dropping them oldest first until the encoder's
+    last position and the forced prefix plus the current sentence's decoding `budget` fit
+    `limit` positions: (encoder tokens, their segments, prefix)."""
     while True:
-        tokens, segments = encoder_tokens(src_ctx[len(src_ctx) - k:], current, sep, eos)
-        prefix = decoder_prefix(tgt_ctx[len(tgt_ctx) - k:], sep) if with_prefix and k else []
+        sources = src_ctx[len(src_ctx) - k:]
+        translations = tgt_ctx[len(tgt_ctx) - k:] if side.reads and k else []
+        segments_in = (side.context_segments(sources, translations)
+                       if len(translations) == len(sources) else list(sources))
+        tokens, segments = encoder_tokens(segments_in, current, sep, eos)
+        prefix = decoder_prefix(translations, sep) if side.prefix and k else []
         last_position = shifted_positions(segments, shift)[-1]
         if k == 0 or (last_position < limit and limit - 1 - len(prefix) >= budget):
             return tokens, segments, prefix
@@ -100,9 +136,9 @@ def piece_words(pieces: Sequence[str]) -> list[tuple[str, list[int]]]:
     return [(w, idx) for w, idx in cleaned if any(ch.isalnum() for ch in w)]
 
 
-def ct2_source(tokens: list[str], segments: list[int], settings: ContextSettings) -> list[str]:
+def ct2_source(tokens: list[str], segments: list[int], shift: int) -> list[str]:
     """Encoder tokens as CTranslate2 wants them: with position features when shifted."""
-    if not settings.segment_shift:
+    if not shift:
         return tokens
-    positions = shifted_positions(segments, settings.segment_shift)
+    positions = shifted_positions(segments, shift)
     return [f"{t}{FEATURE_SEPARATOR}p{p}" for t, p in zip(tokens, positions, strict=True)]

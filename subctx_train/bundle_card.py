@@ -298,8 +298,8 @@ def model_card(manifest: Manifest) -> str:
         f"{cfg.get('k_probs')}{_prefix_training(cfg)}); the app uses K={ctx.default_k}"
         + (f" (up to {ctx.max_k} with `--context {ctx.max_k}`)" if ctx.max_k > ctx.default_k
            else "") + " and "
-        f"a {ctx.max_gap:g} s gap rule; previous translations are forced as the decoder "
-        "prefix; beam search with "
+        f"a {ctx.max_gap:g} s gap rule; previous translations: {ctx.side.description}; "
+        "beam search with "
         f"length penalty {manifest.length_penalty:g}; context guard "
         f"{'on' if ctx.guard else 'off'} by default (`--guard/--no-guard`); context may change "
         f"{SCOPES[ctx.scope].words} "
@@ -333,7 +333,7 @@ def model_card(manifest: Manifest) -> str:
                   f"({m.get('threads') or 'default'} threads), {t.get('quantization')} weights."]
     else:
         lines.append("Not measured yet: run `subctx-train dev-report BUNDLE --record`.")
-    limits = known_limits(manifest.scores, forced_prefix=ctx.target_side == "prefix")
+    limits = known_limits(manifest.scores, forced_prefix=ctx.target_prefix)
     lines += ["", "## Known limits", "", *limits, ""]
     return "\n".join(lines)
 

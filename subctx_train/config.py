@@ -13,6 +13,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
 
+from subctx.layout import TARGET_SIDES
 from subctx.nn import ARCHITECTURES, architecture
 from subctx.nn.config import ModelShape
 
@@ -39,8 +40,10 @@ class TrainConfig(ModelShape):
         "help": "most context sentences (given without --k-probs: each K in 0..max_k "
                 "equally often)"})
     target_context: str = field(default="prefix", metadata={
-        "help": "prefix (sKtoK: context on both sides) or none (sKto1)",
-        "choices": ("prefix", "none")})
+        "help": "where the previous translations go: prefix (sKtoK: the decoder's forced "
+                "prefix), encoder (after each context source: context does not slow the "
+                "decoder) or none (sKto1)",
+        "choices": tuple(TARGET_SIDES)})
     k_probs: list[float] = field(default_factory=lambda: [0.3, 0.4, 0.2, 0.1], metadata={
         "help": "how often each context size K = 0..max_k is trained on"})
     cd_weight: float = field(default=0.01, metadata={

@@ -21,7 +21,14 @@ import torch
 from subctx.bundle import SpecialTokens
 from subctx.context import context_indices
 from subctx.contract import MAX_SENTENCE_PIECES
-from subctx.layout import decoder_prefix, encoder_tokens, separate_context, shifted_positions
+from subctx.layout import (
+    TARGET_SIDES,
+    TargetSide,
+    decoder_prefix,
+    encoder_tokens,
+    separate_context,
+    shifted_positions,
+)
 from subctx_train.data import Document, weight_of
 from subctx_train.tokenizer import BOS, EOS, PAD  # the ids our tokenizers give them
 
@@ -152,19 +159,20 @@ def shown_target_context(ex: Example, k: int, noise: ContextNoise | None,
 
 
 def render(ex: Example, k: int, sep: int, cd_weight: float, shift: int,
-           target_context: bool = True, noise: ContextNoise | None = None,
+           side: TargetSide = TARGET_SIDES["prefix"], noise: ContextNoise | None = None,
            rng: random.Random | None = None) -> Rendered:
-    """Lay out an example with its last `k` context segments (fewer if not available);
-    `target_context=False` gives the sKto1 layout (source-side context only). With `rng`
-    (training), target-side context may be the model's own or a perturbed translation."""
+    """Lay out an example with its last `k` context segments (fewer if not available), their
+    translations where `side` puts them (subctx.layout; side 'none' is the sKto1 layout).
+    With `rng` (training), a context translation may be the model's own or a perturbed one."""
     k = min(k, len(ex.src_ctx))
     src_ctx = ex.src_ctx[len(ex.src_ctx) - k:]
     tgt_ctx = shown_target_context(ex, k, noise, rng)
-    src, segments = encoder_tokens(src_ctx, ex.src, sep, EOS)
+    # translations only when every context segment has one
+    both_sides = side.reads and k and all(t is not None for t in tgt_ctx)
+    context = side.context_segments(src_ctx, tgt_ctx) if both_sides else src_ctx
+    src, segments = encoder_tokens(context, ex.src, sep, EOS)
     positions = shifted_positions(segments, shift) if shift else list(range(len(src)))
-    # target-side context only when every context segment has a translation
-    both_sides = target_context and k and all(t is not None for t in tgt_ctx)
-    prefix = decoder_prefix(tgt_ctx, sep) if both_sides else []
+    prefix = decoder_prefix(tgt_ctx, sep) if both_sides and side.prefix else []
     tgt = [BOS, *prefix, *ex.tgt, EOS]
     weights = [cd_weight] * len(prefix) + [1.0] * (len(ex.tgt) + 1)
     return Rendered(src, positions, tgt, weights, prefix_len=len(prefix))

@@ -29,6 +29,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from subctx.contract import SpecialIds
+from subctx.layout import TARGET_SIDES
 from subctx.nn import architecture
 from subctx.nn.config import ModelConfig
 from subctx.nn.transformer import Transformer
@@ -78,7 +79,7 @@ def make_renderer(cfg: TrainConfig, sep: int, ctx_bos: int) -> Renderer:
     """How an example is laid out for this architecture (see subctx_train.examples)."""
     if not architecture(cfg.architecture).separate_context:
         return partial(render, sep=sep, cd_weight=cfg.cd_weight, shift=cfg.segment_shift,
-                       target_context=cfg.target_context == "prefix",
+                       side=TARGET_SIDES[cfg.target_context],
                        noise=ContextNoise(cfg.own_context, cfg.noisy_context))
     return partial(render_separate, ctx_bos=ctx_bos)
 

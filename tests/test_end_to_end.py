@@ -289,6 +289,24 @@ def test_exported_model_translates_a_film_through_the_app(trained, tmp_path):
     assert (tmp_path / "film.ru.srt").read_text(encoding="utf-8").count("-->") == 2
 
 
+def test_a_model_trained_to_read_translations_in_its_encoder_is_exported_and_served(tmp_path):
+    cfg = make_config("tiny", max_steps=8, lr=5.0, target_context="encoder")
+    Trainer(cfg, tmp_path / "run", fixture_docs(), fixture_docs(1), device="cpu",
+            quiet=True).train()
+    bundle = export_run(tmp_path / "run", tmp_path / "bundle", quantize="int8")
+    manifest = load_bundle(bundle).manifest
+    assert manifest.context.target_side == "encoder" and not manifest.context.target_prefix
+    assert "previous translations: read by the encoder, each after its source" in \
+        (bundle / "README.md").read_text(encoding="utf-8")
+    engine = CTranslate2Backend(bundle, device="cpu", threads=1)
+    assert engine.uses_target_context
+    film = write_srt(tmp_path / "film.srt", "1\n00:00:01,000 --> 00:00:02,000\nThank you very "
+                     "much.\n\n2\n00:00:02,500 --> 00:00:04,000\nWhere is the door?\n")
+    result = CliRunner().invoke(subctx_app, ["translate", str(film), "--model", str(bundle)])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "film.ru.srt").read_text(encoding="utf-8").count("-->") == 2
+
+
 def test_readers_of_the_release_formats(tmp_path):
     assert detokenize("Didn 't I say , ( really ) ?") == "Didn't I say, (really)?"
     assert contains_form("Я тебя вижу, ты знаешь.", "Ты")

@@ -104,6 +104,50 @@ def test_context_dropped_when_it_would_not_fit(engine):
     assert "<sep>" not in prepared.tokens and prepared.prefix == []
 
 
+@pytest.fixture(scope="module")
+def encoder_side(tiny_bundle, tmp_path_factory):
+    """The tiny model's bundle with its previous translations read by the encoder."""
+    import shutil
+
+    path = tmp_path_factory.mktemp("encoder-side") / "bundle"
+    shutil.copytree(tiny_bundle, path)
+    manifest = json.loads((path / "subctx.json").read_text(encoding="utf-8"))
+    manifest["context"]["target_side"] = "encoder"
+    (path / "subctx.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return CTranslate2Backend(path, device="cpu", compute_type="float32", threads=1)
+
+
+def test_encoder_side_reads_each_translation_after_its_source_and_forces_nothing(encoder_side):
+    engine = encoder_side
+    assert engine.uses_target_context  # a cue still waits for its context's translation
+    request = Request("Where is the door?", ("Thank you.", "Hello there."),
+                      ("Спасибо.", "Привет."))
+    p = engine.prepare(request)
+    pieces = [engine._pieces(engine.source_sp, s) for s in
+              ("Thank you.", "Спасибо.", "Hello there.", "Привет.", "Where is the door?")]
+    assert p.tokens == [*pieces[0], "<sep>", *pieces[1], "<sep>", *pieces[2], "<sep>",
+                        *pieces[3], "<sep>", *pieces[4], "</s>"]
+    assert p.prefix == [] and p.segments[-1] == 4
+    [t] = engine.translate([request], beam_size=2)
+    assert t.text
+    # the translation is input: another one gives another score for the same text
+    other = Request(request.text, request.source_context, ("Спасибо.", "Где дом?"))
+    [a, b] = engine.score([request, other], ["Где дверь?"] * 2)
+    assert a.tokens == b.tokens and a.log_prob != pytest.approx(b.log_prob, abs=1e-6)
+
+
+def test_an_unknown_target_side_is_a_one_line_error(tiny_bundle, tmp_path):
+    import shutil
+
+    shutil.copytree(tiny_bundle, tmp_path / "b")
+    manifest = json.loads((tmp_path / "b" / "subctx.json").read_text(encoding="utf-8"))
+    manifest["context"]["target_side"] = "decoder"
+    (tmp_path / "b" / "subctx.json").write_text(json.dumps(manifest), encoding="utf-8")
+    with pytest.raises(BundleError, match="unknown context.target_side 'decoder' "
+                                          r"\(use prefix, encoder, none\)"):
+        load_bundle(tmp_path / "b")
+
+
 def test_bundle_errors_are_one_line(tmp_path, tiny_bundle):
     with pytest.raises(BundleError, match="not found"):
         load_bundle(tmp_path / "missing")

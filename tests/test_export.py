@@ -49,8 +49,9 @@ def _inputs(sp, manifest, src_ctx, tgt_ctx, text):
     tokens, segments = layout.encoder_tokens(pieces, sp.encode(text, out_type=str),
                                              TOKENS.sep, TOKENS.eos)
     prefix = layout.decoder_prefix([sp.encode(t, out_type=str) for t in tgt_ctx], TOKENS.sep)
-    positions = layout.shifted_positions(segments, manifest.context.segment_shift)
-    return layout.ct2_source(tokens, segments, manifest.context), tokens, positions, prefix
+    shift = manifest.context.segment_shift
+    positions = layout.shifted_positions(segments, shift)
+    return layout.ct2_source(tokens, segments, shift), tokens, positions, prefix
 
 
 @pytest.mark.parametrize("src_ctx,tgt_ctx,text", CASES)

@@ -10,6 +10,7 @@ import torch
 from safetensors.torch import load_file, save_file
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from subctx.layout import TARGET_SIDES
 from subctx_train.bundle_card import _training_info
 from subctx_train.checkpoint import average_states, load_chunked, save_checkpoint, save_chunked
 from subctx_train.config import make_config
@@ -50,8 +51,13 @@ def test_render_context_discount_weights_and_shifted_positions():
     plain = render(ex, k=0, sep=4, cd_weight=0.01, shift=16)
     assert plain.src == [10, 11, EOS] and plain.weights == [1.0] * 4
     # sKto1: source-side context only
-    s2to1 = render(ex, k=2, sep=4, cd_weight=0.01, shift=0, target_context=False)
+    s2to1 = render(ex, k=2, sep=4, cd_weight=0.01, shift=0, side=TARGET_SIDES["none"])
     assert s2to1.src[:5] == [5, 4, 6, 7, 4] and s2to1.tgt == [BOS, 20, 21, 22, EOS]
+    # translations in the encoder, each after its source, one segment each: nothing forced
+    enc = render(ex, k=2, sep=4, cd_weight=0.01, shift=16, side=TARGET_SIDES["encoder"])
+    assert enc.src == [5, 4, 8, 4, 6, 7, 4, 9, 9, 4, 10, 11, EOS]
+    assert enc.positions[:5] == [0, 1, 2 + 16, 3 + 16, 4 + 32]
+    assert enc.tgt == [BOS, 20, 21, 22, EOS] and enc.weights == [1.0] * 4 and enc.prefix_len == 0
     # a context sentence without a translation: source-side context only
     partial = Example([10], [20], [[5]], [None])
     r = render(partial, k=1, sep=4, cd_weight=0.01, shift=0)

@@ -103,10 +103,17 @@ class Backend(ABC):
 
     @property
     def uses_target_context(self) -> bool:
-        """Whether the previous translations are read (as a forced decoder prefix): then each
-        cue's translation waits for its context's."""
+        """Whether the previous translations are read (as a forced decoder prefix or in the
+        encoder): then each cue's translation waits for its context's."""
         ctx = self.manifest.context
-        return self.architecture.target_context and ctx.max_k > 0 and ctx.target_prefix
+        return self.architecture.target_context and ctx.max_k > 0 and ctx.side.reads
+
+    @property
+    def _target_side(self) -> layout.TargetSide:
+        """Where this model's input puts the previous translations ('none' where it reads
+        none)."""
+        return (self.manifest.context.side if self.uses_target_context
+                else layout.TARGET_SIDES["none"])
 
     # -- input ---------------------------------------------------------------------------------
     def budget(self, pieces: int) -> int:
@@ -140,7 +147,7 @@ class Backend(ABC):
             k = min(k, len(tgt_ctx))
         tokens, segments, prefix = layout.fit_context(
             src_ctx, tgt_ctx, current, k, self.tokens.sep, self.tokens.eos,
-            self.manifest.context.segment_shift, limit, budget, self.uses_target_context)
+            self.manifest.context.segment_shift, limit, budget, self._target_side)
         return Prepared(tokens, segments, prefix, budget, forced)
 
     def _detok(self, pieces: list[str]) -> str:

@@ -65,7 +65,8 @@ class CTranslate2Backend(Backend):
             raise BundleError(f"{self.bundle.path}: cannot load model ({err})") from None
 
     def _source(self, prepared: Prepared) -> list[str]:
-        return layout.ct2_source(prepared.tokens, prepared.segments, self.manifest.context)
+        return layout.ct2_source(prepared.tokens, prepared.segments,
+                                 self.manifest.context.segment_shift)
 
     def _inputs(self, batch: list[Prepared]) -> dict:
         """translate_batch's inputs for prepared requests, whatever the search: sources,
