@@ -160,13 +160,26 @@ def shown_target_context(ex: Example, k: int, noise: ContextNoise | None,
 
 def render(ex: Example, k: int, sep: int, cd_weight: float, shift: int,
            side: TargetSide = TARGET_SIDES["prefix"], noise: ContextNoise | None = None,
-           rng: random.Random | None = None) -> Rendered:
+           rng: random.Random | None = None, limit: int | None = None) -> Rendered:
     """Lay out an example with its last `k` context segments (fewer if not available), their
     translations where `side` puts them (subctx.layout; side 'none' is the sKto1 layout).
-    With `rng` (training), a context translation may be the model's own or a perturbed one."""
+    With `rng` (training), a context translation may be the model's own or a perturbed one.
+    With `limit` (the model's positions), context is dropped oldest first until both sides
+    fit, as the app's input does (layout.fit_context)."""
     k = min(k, len(ex.src_ctx))
-    src_ctx = ex.src_ctx[len(ex.src_ctx) - k:]
     tgt_ctx = shown_target_context(ex, k, noise, rng)
+    while True:
+        rendered = _render_k(ex, k, tgt_ctx[len(tgt_ctx) - k:] if k else [], sep, cd_weight,
+                             shift, side)
+        if k == 0 or limit is None or (rendered.positions[-1] < limit
+                                       and len(rendered.tgt) <= limit):
+            return rendered
+        k -= 1
+
+
+def _render_k(ex: Example, k: int, tgt_ctx: list[list[int] | None], sep: int,
+              cd_weight: float, shift: int, side: TargetSide) -> Rendered:
+    src_ctx = ex.src_ctx[len(ex.src_ctx) - k:]
     # translations only when every context segment has one
     both_sides = side.reads and k and all(t is not None for t in tgt_ctx)
     context = side.context_segments(src_ctx, tgt_ctx) if both_sides else src_ctx

@@ -79,7 +79,7 @@ def make_renderer(cfg: TrainConfig, sep: int, ctx_bos: int) -> Renderer:
     """How an example is laid out for this architecture (see subctx_train.examples)."""
     if not architecture(cfg.architecture).separate_context:
         return partial(render, sep=sep, cd_weight=cfg.cd_weight, shift=cfg.segment_shift,
-                       side=TARGET_SIDES[cfg.target_context],
+                       side=TARGET_SIDES[cfg.target_context], limit=cfg.max_positions,
                        noise=ContextNoise(cfg.own_context, cfg.noisy_context))
     return partial(render_separate, ctx_bos=ctx_bos)
 

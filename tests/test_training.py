@@ -58,6 +58,12 @@ def test_render_context_discount_weights_and_shifted_positions():
     assert enc.src == [5, 4, 8, 4, 6, 7, 4, 9, 9, 4, 10, 11, EOS]
     assert enc.positions[:5] == [0, 1, 2 + 16, 3 + 16, 4 + 32]
     assert enc.tgt == [BOS, 20, 21, 22, EOS] and enc.weights == [1.0] * 4 and enc.prefix_len == 0
+    # with the model's positions as the limit, context goes oldest first until both sides fit
+    assert render(ex, k=2, sep=4, cd_weight=0.01, shift=0, side=TARGET_SIDES["encoder"],
+                  limit=10).src == [6, 7, 4, 9, 9, 4, 10, 11, EOS]
+    assert render(ex, k=2, sep=4, cd_weight=0.01, shift=0, limit=8).tgt == \
+        [BOS, 9, 9, 4, 20, 21, 22, EOS]
+    assert render(ex, k=2, sep=4, cd_weight=0.01, shift=0, limit=4).src == [10, 11, EOS]
     # a context sentence without a translation: source-side context only
     partial = Example([10], [20], [[5]], [None])
     r = render(partial, k=1, sep=4, cd_weight=0.01, shift=0)
