@@ -106,7 +106,7 @@ PY=${PYTHON:-python3}
 EMBEDDED=${EMBEDDED:-assets/models/en-ru}  # the shipped model (rows fine-tunes it)
 MODELS=${MODELS:-assets/models}  # the bundles in the working tree (park, unpark)
 ENRU_WEIGHTS=subctx_train/configs/weights/enru-all.toml  # the campaign's corpus weights
-OPT_IN_ROWS="drafted no-drafted"  # rows that start only when --only names them
+OPT_IN_ROWS="drafted no-drafted concat-encoder"  # rows that start only when --only names them
 # the shipped model's recipe: concatenation, context-discounted loss, no segment shift,
 # noisy target context (the rows and stage 2 train it)
 SHIPPED=(--architecture concat --cd-weight 0.01 --segment-shift 0 --noisy-context 0.3)
@@ -377,6 +377,11 @@ row_list() {
     # issue 18: the previous line on the source side only (sKto1): no cue waits for another
     row concat-src "${opts[@]}" -- --architecture concat --target-context none \
         --segment-shift 0 "${same[@]}"
+    # stop 39: the previous translation read by the encoder, not forced as a prefix (K = 3
+    # would then cost ~1.5x no context in the app, not 2.2x): does it learn to read it there?
+    # (opt-in: a 2-core fine-tune of 893 updates did not)
+    row concat-encoder "${opts[@]}" -- --architecture concat --cd-weight 0.01 \
+        --target-context encoder --segment-shift 0 "${same[@]}"
     # docs/recipe.md: the embedded model's recipe with and without back-translation (from
     # scratch only: a model already trained on back-translations cannot show what they add)
     local recipe=("${SHIPPED[@]}" --weight subtitles=2 --weight dialogue=1.5 --weight news=0.5)

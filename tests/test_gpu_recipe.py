@@ -210,6 +210,23 @@ def test_the_machine_drafted_rows_start_only_when_named(tmp_path):
     assert weights["drafted"] == weights["no-drafted"] and weights["drafted"]["subtitles"] == 4
 
 
+def test_the_encoder_side_row_starts_only_when_named(tmp_path):
+    """The previous translation read by the encoder: concat-cd's recipe with the other target
+    side, opt-in like the drafted pair."""
+    recipe = _rows_runner(tmp_path)
+
+    recipe("pack", "--train", str(_docs(tmp_path / "train.jsonl", 2)),
+           "--dev", str(_docs(tmp_path / "dev.jsonl", 1)))
+    started = recipe("rows", "--cpu", "--steps", "1", "--only", "concat-encoder")
+    assert started.stdout.count("training started") == 1
+    waited = recipe("wait", "--seconds", "300", check=False)
+    assert waited.returncode == 0, waited.stdout[-3000:] + waited.stderr[-3000:]
+    config = json.loads((tmp_path / "device" / "runs" / "concat-encoder" / "config.json")
+                        .read_text())["train"]
+    assert (config["target_context"], config["cd_weight"], config["max_k"]) == \
+        ("encoder", 0.01, 1)
+
+
 def test_unknown_command_prints_the_whole_header_and_nothing_else(tmp_path):
     """The usage text is the script's header comment, however long it grows."""
     shown = _runner(tmp_path)("no-such-command", check=False)
