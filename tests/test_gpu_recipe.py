@@ -191,18 +191,22 @@ def test_rows_only_starts_the_named_rows_with_their_share_of_the_gpu(tmp_path):
     assert len(sources["recipe"]) == 2 and len(sources["recipe-no-bt"]) == 1
 
 
+def _only_rows(tmp_path, *names):
+    """`rows --only NAMES` for one update each on a tiny pack, run to the end: the runs folder."""
+    recipe = _rows_runner(tmp_path)
+    recipe("pack", "--train", str(_docs(tmp_path / "train.jsonl", 2)),
+           "--dev", str(_docs(tmp_path / "dev.jsonl", 1)))
+    started = recipe("rows", "--cpu", "--steps", "1", "--only", ",".join(names))
+    assert started.stdout.count("training started") == len(names)
+    waited = recipe("wait", "--seconds", "300", check=False)
+    assert waited.returncode == 0, waited.stdout[-3000:] + waited.stderr[-3000:]
+    return tmp_path / "device" / "runs"
+
+
 def test_the_machine_drafted_rows_start_only_when_named(tmp_path):
     """Do the machine-drafted corpora help: the campaign's weights with and without them, on
     the same updates; `rows` without --only leaves the pair out (the test above counts)."""
-    recipe = _rows_runner(tmp_path)
-
-    recipe("pack", "--train", str(_docs(tmp_path / "train.jsonl", 2)),
-           "--dev", str(_docs(tmp_path / "dev.jsonl", 1)))
-    started = recipe("rows", "--cpu", "--steps", "1", "--only", "drafted,no-drafted")
-    assert started.stdout.count("training started") == 2
-    waited = recipe("wait", "--seconds", "300", check=False)
-    assert waited.returncode == 0, waited.stdout[-3000:] + waited.stderr[-3000:]
-    runs = tmp_path / "device" / "runs"
+    runs = _only_rows(tmp_path, "drafted", "no-drafted")
     weights = {name: json.loads((runs / name / "config.json").read_text())
                ["train"]["corpus_weights"] for name in ("drafted", "no-drafted")}
     assert weights["no-drafted"].pop("machine-drafted") == 0
@@ -213,16 +217,8 @@ def test_the_machine_drafted_rows_start_only_when_named(tmp_path):
 def test_the_encoder_side_row_starts_only_when_named(tmp_path):
     """The previous translation read by the encoder: concat-cd's recipe with the other target
     side, opt-in like the drafted pair."""
-    recipe = _rows_runner(tmp_path)
-
-    recipe("pack", "--train", str(_docs(tmp_path / "train.jsonl", 2)),
-           "--dev", str(_docs(tmp_path / "dev.jsonl", 1)))
-    started = recipe("rows", "--cpu", "--steps", "1", "--only", "concat-encoder")
-    assert started.stdout.count("training started") == 1
-    waited = recipe("wait", "--seconds", "300", check=False)
-    assert waited.returncode == 0, waited.stdout[-3000:] + waited.stderr[-3000:]
-    config = json.loads((tmp_path / "device" / "runs" / "concat-encoder" / "config.json")
-                        .read_text())["train"]
+    runs = _only_rows(tmp_path, "concat-encoder")
+    config = json.loads((runs / "concat-encoder" / "config.json").read_text())["train"]
     assert (config["target_context"], config["cd_weight"], config["max_k"]) == \
         ("encoder", 0.01, 1)
 
