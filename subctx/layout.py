@@ -91,6 +91,21 @@ def decoder_prefix(context: Sequence[Sequence[T]], sep: T) -> list[T]:
     return out
 
 
+def concat_input(sources: Sequence[Sequence[T]], translations: Sequence[Sequence[T] | None],
+                 current: Sequence[T], side: TargetSide, sep: T, eos: T,
+                 ) -> tuple[list[T], list[int], list[T]]:
+    """A concatenation model's input for these context sentences (oldest first) and their
+    translations: (encoder tokens, their segments, forced prefix). The translations are read
+    where `side` puts them only when every context sentence has one; else the context is
+    source-side only."""
+    both_sides = (side.reads and len(sources) > 0 and len(translations) == len(sources)
+                  and all(t is not None for t in translations))
+    context = side.context_segments(sources, translations) if both_sides else sources
+    tokens, segments = encoder_tokens(context, current, sep, eos)
+    prefix = decoder_prefix(translations, sep) if both_sides and side.prefix else []
+    return tokens, segments, prefix
+
+
 def fit_context(src_ctx: Sequence[Sequence[T]], tgt_ctx: Sequence[Sequence[T]],
                 current: Sequence[T], k: int, sep: T, eos: T, shift: int, limit: int,
                 budget: int, side: TargetSide) -> tuple[list[T], list[int], list[T]]:
@@ -99,12 +114,9 @@ def fit_context(src_ctx: Sequence[Sequence[T]], tgt_ctx: Sequence[Sequence[T]],
     last position and the forced prefix plus the current sentence's decoding `budget` fit
     `limit` positions: (encoder tokens, their segments, prefix)."""
     while True:
-        sources = src_ctx[len(src_ctx) - k:]
-        translations = tgt_ctx[len(tgt_ctx) - k:] if side.reads and k else []
-        segments_in = (side.context_segments(sources, translations)
-                       if len(translations) == len(sources) else list(sources))
-        tokens, segments = encoder_tokens(segments_in, current, sep, eos)
-        prefix = decoder_prefix(translations, sep) if side.prefix and k else []
+        tokens, segments, prefix = concat_input(
+            src_ctx[len(src_ctx) - k:], tgt_ctx[len(tgt_ctx) - k:] if k else [], current,
+            side, sep, eos)
         last_position = shifted_positions(segments, shift)[-1]
         if k == 0 or (last_position < limit and limit - 1 - len(prefix) >= budget):
             return tokens, segments, prefix

@@ -24,8 +24,7 @@ from subctx.contract import MAX_SENTENCE_PIECES
 from subctx.layout import (
     TARGET_SIDES,
     TargetSide,
-    decoder_prefix,
-    encoder_tokens,
+    concat_input,
     separate_context,
     shifted_positions,
 )
@@ -179,13 +178,9 @@ def render(ex: Example, k: int, sep: int, cd_weight: float, shift: int,
 
 def _render_k(ex: Example, k: int, tgt_ctx: list[list[int] | None], sep: int,
               cd_weight: float, shift: int, side: TargetSide) -> Rendered:
-    src_ctx = ex.src_ctx[len(ex.src_ctx) - k:]
-    # translations only when every context segment has one
-    both_sides = side.reads and k and all(t is not None for t in tgt_ctx)
-    context = side.context_segments(src_ctx, tgt_ctx) if both_sides else src_ctx
-    src, segments = encoder_tokens(context, ex.src, sep, EOS)
+    src, segments, prefix = concat_input(ex.src_ctx[len(ex.src_ctx) - k:], tgt_ctx, ex.src,
+                                         side, sep, EOS)
     positions = shifted_positions(segments, shift) if shift else list(range(len(src)))
-    prefix = decoder_prefix(tgt_ctx, sep) if both_sides and side.prefix else []
     tgt = [BOS, *prefix, *ex.tgt, EOS]
     weights = [cd_weight] * len(prefix) + [1.0] * (len(ex.tgt) + 1)
     return Rendered(src, positions, tgt, weights, prefix_len=len(prefix))
