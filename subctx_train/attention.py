@@ -1,8 +1,10 @@
 """Attention to context in the context-aware encoder (the analyses of Voita et al. 2018, §5.2).
 
-For each source token, the attention mass its last encoder layer gives to context *words*
-(not <ctx>, </s> or punctuation) and the gate's share of context (1 - g), averaged per word,
-by sentence length and by token position; plots as PNG and one heatmap.
+For each source word, the attention mass its last encoder layer gives to context *words*
+(not <ctx>, </s> or punctuation), averaged per word, by sentence length and by token position,
+and the gate's share of context (1 - g: how much of that attention reaches the encoder's
+output at all; near 0 when the model has learnt to shut its context out); plots as PNG and
+one heatmap.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ def analyse(model: ContextEncoderTransformer, sp: spm.SentencePieceProcessor,
     per_word: dict[str, list[float]] = defaultdict(list)
     by_length: dict[int, list[float]] = defaultdict(list)
     by_position: dict[int, list[float]] = defaultdict(list)
+    context_share: dict[str, list[float]] = defaultdict(list)  # word -> (1 - g) per occurrence
     usable = [ex for ex in examples if ex.src_ctx]
     for start in range(0, len(usable), batch_size):
         chunk = usable[start:start + batch_size]
@@ -36,6 +39,7 @@ def analyse(model: ContextEncoderTransformer, sp: spm.SentencePieceProcessor,
         batch = collate(rendered)
         model.encode(batch.src, None, batch.ctx, batch.ctx_dist, need_weights=True)
         att = model.context_attention  # (B, S, C)
+        share = 1.0 - model.source_last.last_gate.mean(-1)  # (B, S): context's part per token
         for b, r in enumerate(rendered):
             ctx_pieces = [sp.id_to_piece(t) for t in r.ctx]
             ctx_word_positions = [i for _, idx in piece_words(ctx_pieces) for i in idx
@@ -47,6 +51,7 @@ def analyse(model: ContextEncoderTransformer, sp: spm.SentencePieceProcessor,
                 per_word[word.lower()].append(mass)
                 by_length[len(words)].append(mass)
                 by_position[position].append(mass)
+                context_share[word.lower()].append(float(share[b, idx].mean()))
 
     def mean(values: list[float]) -> float:
         return sum(values) / len(values)
@@ -55,9 +60,15 @@ def analyse(model: ContextEncoderTransformer, sp: spm.SentencePieceProcessor,
     frequent = {w: m for w, (m, n) in words.items() if n >= min_count}
     top = sorted(frequent.items(), key=lambda kv: -kv[1])[:10]
     overall = mean([m for v in per_word.values() for m in v]) if per_word else 0.0
+    shares = [m for v in context_share.values() for m in v]
     return {
         "examples": len(usable), "overall": overall, "top10": top,
         "pronouns": {w: words[w][0] for w in sorted(PRONOUNS) if w in words},
+        "context_share": {
+            "overall": mean(shares) if shares else 0.0,
+            "pronouns": {w: mean(context_share[w]) for w in sorted(PRONOUNS)
+                         if w in context_share},
+        },
         "by_length": {k: mean(v) for k, v in sorted(by_length.items()) if len(v) >= min_count},
         "by_position": {k: mean(v) for k, v in sorted(by_position.items())
                         if len(v) >= min_count},

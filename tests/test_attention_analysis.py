@@ -1,5 +1,6 @@
 """analyze-attention on a tiny context-aware encoder, and the random-context control."""
 
+import pytest
 import torch
 
 from subctx.contract import Hypothesis, Request, Translation
@@ -30,6 +31,13 @@ def test_attention_statistics_plots_and_heatmap(tmp_path):
     assert 0.0 < stats["overall"] < 1.0
     assert stats["top10"] and all(0.0 <= m <= 1.0 for _, m in stats["top10"])
     assert "it" in stats["pronouns"] and stats["by_length"] and stats["by_position"]
+    share = stats["context_share"]
+    assert 0.0 < share["overall"] < 1.0 and "it" in share["pronouns"]
+    with torch.no_grad():  # a gate pushed shut: the context no longer reaches the encoder
+        model.source_last.gate.bias.fill_(30.0)
+    shut = attention.analyse(model, sp, examples, sp.piece_to_id("<ctx>"), min_count=2)
+    assert shut["context_share"]["overall"] < 1e-6
+    assert shut["overall"] == pytest.approx(stats["overall"])
     paths = attention.plot(stats, tmp_path / "plots")
     example = attention.pronoun_example(examples, sp)
     assert example is not None
