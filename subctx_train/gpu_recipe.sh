@@ -2,6 +2,7 @@
 # One training run on a lent GPU machine (the `device` tool), or the same on this CPU (--cpu).
 #
 # here:     bash subctx_train/gpu_recipe.sh park [--all]   (before a session's first call)
+#             (--all: the shipped default and docs/ too)
 #             the bundles of assets/models but the shipped default go to .device/parked: the
 #             working tree a call copies is 24 MiB without them, 48 MiB with; `unpark` after
 #             the session's last call puts them back (commit nothing in between)
@@ -105,6 +106,7 @@ XZ=${XZ:--9}  # xz's preset for packs
 PY=${PYTHON:-python3}
 EMBEDDED=${EMBEDDED:-assets/models/en-ru}  # the shipped model (rows fine-tunes it)
 MODELS=${MODELS:-assets/models}  # the bundles in the working tree (park, unpark)
+DOCS=${DOCS:-docs}  # the documentation: nothing on the device reads it (park --all)
 ENRU_WEIGHTS=subctx_train/configs/weights/enru-all.toml  # the campaign's corpus weights
 OPT_IN_ROWS="drafted no-drafted concat-encoder"  # rows that start only when --only names them
 # the shipped model's recipe: concatenation, context-discounted loss, no segment shift,
@@ -170,10 +172,16 @@ park() {
     # park [--all]: every bundle in $MODELS but the shipped default ($EMBEDDED) out of the
     # working tree, into $DEVICE_DIR/parked: a device call copies the tree, and the packs fit
     # beside it only without them; --all: the default too (a session that neither fine-tunes
-    # nor translates with it: the bigger model's, whose weights travel beside the data)
+    # nor translates with it: the bigger model's, whose weights travel beside the data) and
+    # $DOCS (0.6 MiB that stage 2's pack needs more than the device does)
     local all=0
     [ "${1:-}" = --all ] && all=1
     mkdir -p "$DEVICE_DIR/parked"
+    if [ "$all" = 1 ] && [ -d "$DOCS" ]; then
+        [ -e "$DEVICE_DIR/parked-docs" ] && die "park: $DEVICE_DIR/parked-docs is there already"
+        mv "$DOCS" "$DEVICE_DIR/parked-docs"
+        echo "parked $DOCS"
+    fi
     local bundle name
     for bundle in "$MODELS"/*/; do
         bundle=${bundle%/}; name=$(basename "$bundle")
@@ -186,8 +194,13 @@ park() {
 }
 
 unpark() {
-    # unpark: the parked bundles back into $MODELS
+    # unpark: the parked bundles back into $MODELS (and $DOCS where park --all took it)
     local bundle name
+    if [ -d "$DEVICE_DIR/parked-docs" ]; then
+        [ -e "$DOCS" ] && die "unpark: $DOCS is there already"
+        mv "$DEVICE_DIR/parked-docs" "$DOCS"
+        echo "back: $DOCS"
+    fi
     for bundle in "$DEVICE_DIR"/parked/*/; do
         [ -d "$bundle" ] || continue
         bundle=${bundle%/}; name=$(basename "$bundle")

@@ -346,9 +346,13 @@ def test_park_takes_the_other_bundles_out_of_the_tree_and_unpark_brings_them_bac
     for name in ("en-ru", "en-ru-controls", "other"):
         (models / name).mkdir(parents=True)
         (models / name / "model.bin").write_bytes(name.encode())
+    docs = tmp_path / "docs"
+    (docs / "comparison").mkdir(parents=True)
+    (docs / "comparison" / "README.md").write_text("table")
     recipe = _runner(tmp_path, MODELS=str(models), EMBEDDED=str(models / "en-ru"),
-                     DEVICE_DIR=str(tmp_path / "device-dir"))
+                     DEVICE_DIR=str(tmp_path / "device-dir"), DOCS=str(docs))
     shown = recipe("park").stdout
+    assert docs.is_dir()  # a plain park leaves the documentation
     parked = tmp_path / "device-dir" / "parked"
     assert sorted(p.name for p in models.iterdir()) == ["en-ru"]
     assert sorted(p.name for p in parked.iterdir()) == ["en-ru-controls", "other"]
@@ -364,8 +368,10 @@ def test_park_takes_the_other_bundles_out_of_the_tree_and_unpark_brings_them_bac
     assert not list(parked.iterdir())
     recipe("park", "--all")  # the bigger model's sessions: the default travels not either
     assert not list(models.iterdir()) and len(list(parked.iterdir())) == 3
+    assert not docs.exists()  # nor the documentation: the pack needs the room
     recipe("unpark")
     assert sorted(p.name for p in models.iterdir()) == ["en-ru", "en-ru-controls", "other"]
+    assert (docs / "comparison" / "README.md").read_text() == "table"
 
 
 def test_a_pack_counts_the_tree_as_it_stands_with_a_tracked_bundle_parked(tmp_path):
