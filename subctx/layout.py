@@ -106,7 +106,7 @@ def concat_input(sources: Sequence[Sequence[T]], translations: Sequence[Sequence
     return tokens, segments, prefix
 
 
-def fit_context(src_ctx: Sequence[Sequence[T]], tgt_ctx: Sequence[Sequence[T]],
+def fit_context(src_ctx: Sequence[Sequence[T]], tgt_ctx: Sequence[Sequence[T] | None],
                 current: Sequence[T], k: int, sep: T, eos: T, shift: int, limit: int,
                 budget: int, side: TargetSide) -> tuple[list[T], list[int], list[T]]:
     """A concatenation model's input with the last `k` context sentences (and, where `side`

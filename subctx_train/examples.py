@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field, fields
 from itertools import chain
@@ -24,7 +25,7 @@ from subctx.contract import MAX_SENTENCE_PIECES
 from subctx.layout import (
     TARGET_SIDES,
     TargetSide,
-    concat_input,
+    fit_context,
     separate_context,
     shifted_positions,
 )
@@ -167,23 +168,14 @@ def render(ex: Example, k: int, sep: int, cd_weight: float, shift: int,
     fit, as the app's input does (layout.fit_context)."""
     k = min(k, len(ex.src_ctx))
     tgt_ctx = shown_target_context(ex, k, noise, rng)
-    while True:
-        rendered = _render_k(ex, k, tgt_ctx[len(tgt_ctx) - k:] if k else [], sep, cd_weight,
-                             shift, side)
-        if k == 0 or limit is None or (rendered.positions[-1] < limit
-                                       and len(rendered.tgt) <= limit):
-            return rendered
-        k -= 1
-
-
-def _render_k(ex: Example, k: int, tgt_ctx: list[list[int] | None], sep: int,
-              cd_weight: float, shift: int, side: TargetSide) -> Rendered:
-    src, segments, prefix = concat_input(ex.src_ctx[len(ex.src_ctx) - k:], tgt_ctx, ex.src,
-                                         side, sep, EOS)
-    positions = shifted_positions(segments, shift) if shift else list(range(len(src)))
+    # the decoding budget of fit_context: the current sentence and </s> after <s> and prefix
+    src, segments, prefix = fit_context(ex.src_ctx, tgt_ctx, ex.src, k, sep, EOS, shift,
+                                        sys.maxsize if limit is None else limit,
+                                        len(ex.tgt) + 1, side)
     tgt = [BOS, *prefix, *ex.tgt, EOS]
     weights = [cd_weight] * len(prefix) + [1.0] * (len(ex.tgt) + 1)
-    return Rendered(src, positions, tgt, weights, prefix_len=len(prefix))
+    return Rendered(src, shifted_positions(segments, shift), tgt, weights,
+                    prefix_len=len(prefix))
 
 
 def render_separate(ex: Example, k: int, ctx_bos: int, rng: random.Random | None = None
