@@ -33,7 +33,7 @@ from subctx_train.data import Document, weight_of
 from subctx_train.tokenizer import BOS, EOS, PAD  # the ids our tokenizers give them
 
 
-@dataclass
+@dataclass(slots=True)
 class Example:
     """Token ids of a current pair and of its available context (oldest first)."""
 
@@ -45,7 +45,7 @@ class Example:
     mt_ctx: list[list[int] | None] = field(default_factory=list)  # own translations of ctx
 
 
-@dataclass
+@dataclass(slots=True)
 class Rendered:
     src: list[int]
     positions: list[int]
@@ -87,12 +87,15 @@ def tokenize_documents(docs: list[Document], sp: spm.SentencePieceProcessor, max
         for s in doc.segments:  # in the order _encode_all was given them
             src_ids.append(next(encoded) if s.src else [])
             tgt_ids.append(next(encoded) if s.tgt else [] if s.tgt is not None else None)
-            mt_ids.append(next(encoded)[:max_len] if s.mt else None)
+            mt_ids.append(_clip(next(encoded), max_len) if s.mt else None)
         if doc.synthetic:
             if tag == sp.unk_id():
                 raise ValueError(f"{doc.doc_id} is synthetic but the tokenizer has no "
                                  f"{SpecialTokens().bt_tag} piece")
             src_ids = [[tag, *ids] for ids in src_ids]
+        # clipped once: an example's context shares its neighbours' lists instead of copies
+        src_ids = [_clip(ids, max_len) for ids in src_ids]
+        tgt_ids = [_clip(ids, max_len) if ids is not None else None for ids in tgt_ids]
         gap = max_gap if doc.timed else None
         for i, target in enumerate(tgt_ids):
             if target is None:
@@ -101,13 +104,16 @@ def tokenize_documents(docs: list[Document], sp: spm.SentencePieceProcessor, max
             if control_share > 0:
                 tags = labels.control_prefix(next(found), control_ids, control_share, seed,
                                              doc.doc_id, i)
-                src = [*src[:int(doc.synthetic)], *tags, *src[int(doc.synthetic):]]
+                src = [*src[:int(doc.synthetic)], *tags, *src[int(doc.synthetic):]][:max_len]
             ctx = context_indices(doc.segments, i, max_k, gap)
-            examples.append(Example(src[:max_len], target[:max_len],
-                                    [src_ids[c][:max_len] for c in ctx],
-                                    [tgt_ids[c][:max_len] if tgt_ids[c] is not None else None
-                                     for c in ctx], weight, [mt_ids[c] for c in ctx]))
+            examples.append(Example(src, target, [src_ids[c] for c in ctx],
+                                    [tgt_ids[c] for c in ctx], weight, [mt_ids[c] for c in ctx]))
     return examples
+
+
+def _clip(ids: list[int], max_len: int) -> list[int]:
+    """The first `max_len` ids: the list itself when it is no longer (no copy)."""
+    return ids if len(ids) <= max_len else ids[:max_len]
 
 
 ENCODE_BATCH = 200_000  # texts a call: the ids of one batch at a time besides the examples
@@ -115,10 +121,13 @@ ENCODE_BATCH = 200_000  # texts a call: the ids of one batch at a time besides t
 
 def _encode_all(sp: spm.SentencePieceProcessor, texts: list[str]) -> Iterator[list[int]]:
     """The ids of every text, in order, from batched calls on all cores (one call a text was
-    most of the time a GPU run spent loading its data)."""
+    most of the time a GPU run spent loading its data). Each id is the one int object of its
+    value (a list per vocabulary), not a new one per token: 8 bytes a token, not 36."""
     threads = os.cpu_count() or 1
+    interned = list(range(sp.get_piece_size())).__getitem__
     for start in range(0, len(texts), ENCODE_BATCH):
-        yield from sp.encode(texts[start:start + ENCODE_BATCH], num_threads=threads)
+        for ids in sp.encode(texts[start:start + ENCODE_BATCH], num_threads=threads):
+            yield list(map(interned, ids))
 
 
 @dataclass(frozen=True)

@@ -173,6 +173,23 @@ def test_examples_hold_each_sentences_own_ids_whatever_the_mix(tmp_path, monkeyp
     assert all(ex.src[0] == tag for ex in got[len(first):])
 
 
+def test_examples_share_their_neighbours_ids_instead_of_copies(tmp_path):
+    """A sentence's ids are one list, shared by its own example and the context of the next
+    ones, and each id value is one int object: what keeps a million examples in memory."""
+    sentences = [s for pair in CORPUS for s in pair] * 20
+    sp = spm.SentencePieceProcessor(model_file=str(
+        train_tokenizer(sentences, tmp_path / "spm.model", vocab_size=120)))
+    got = tokenize_documents([_doc(), _doc("friends/e2", synthetic=True)], sp, max_k=2)
+    for docs in (got[:len(CORPUS)], got[len(CORPUS):]):
+        for before, ex in zip(docs, docs[1:], strict=False):
+            assert ex.src_ctx[-1] is before.src and ex.tgt_ctx[-1] is before.tgt
+    ids = [i for ex in got for i in (*ex.src, *ex.tgt)]
+    assert len({id(i) for i in ids}) == len(set(ids))
+    long = tokenize_documents([_doc()], sp, max_k=1, max_len=3)
+    assert all(len(ex.src) <= 3 and len(ex.tgt) <= 3 for ex in long)
+    assert [ex.src for ex in long] == [sp.encode(s)[:3] for s, _ in CORPUS]
+
+
 def test_own_and_perturbed_target_context():
     ex = Example([10], [20, 21], [[5]], [[8, 8, 8, 8, 8, 8]], mt_ctx=[[7, 7, 7]])
     gold = render(ex, 1, sep=4, cd_weight=0.01, shift=0)
