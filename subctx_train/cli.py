@@ -131,10 +131,11 @@ def train(
     import torch
 
     from subctx_train.data import read_documents
-    from subctx_train.hardware import keep_freed_memory
+    from subctx_train.hardware import keep_freed_memory, no_kernel_cache
     from subctx_train.train import Trainer
 
     keep_freed_memory()
+    no_kernel_cache()
     if threads:
         torch.set_num_threads(threads)
     paths = [Path(f) for f in files]

@@ -46,6 +46,16 @@ def keep_freed_memory() -> None:
     libc.mallopt(m_top_pad, 256 << 20)
 
 
+def no_kernel_cache() -> None:
+    """Keep oneDNN from caching a CPU kernel per tensor shape (unless the user set
+    ONEDNN_PRIMITIVE_CACHE_CAPACITY): every batch of token-bucketed training has new shapes,
+    so its default cache of 1,024 kernels and their scratch memory only grew. 60 CPU updates
+    on 84k examples peaked at 8.4-9.1 GB with it and 5.0-5.9 GB without, at the same speed
+    (docs/recipe.md, "The trainer in brief"). Read when oneDNN makes its first kernel: call
+    before the first step."""
+    os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "0")
+
+
 def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str | None:
     """The CPU's model name, where the system says it."""
     try:

@@ -2,6 +2,7 @@
 
 import json
 import math
+import os
 import shutil
 from functools import partial
 
@@ -372,6 +373,17 @@ def test_cpu_model_from_cpuinfo(tmp_path):
     info.write_text("processor\t: 0\nmodel name\t: Example CPU @ 2.0GHz\nflags\t: avx\n")
     assert cpu_model(info) == "Example CPU @ 2.0GHz"
     assert cpu_model(tmp_path / "missing") is None
+
+
+def test_no_kernel_cache_keeps_a_users_setting(monkeypatch):
+    from subctx_train.hardware import no_kernel_cache
+
+    monkeypatch.delenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", raising=False)
+    no_kernel_cache()
+    assert os.environ["ONEDNN_PRIMITIVE_CACHE_CAPACITY"] == "0"
+    monkeypatch.setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "256")
+    no_kernel_cache()
+    assert os.environ["ONEDNN_PRIMITIVE_CACHE_CAPACITY"] == "256"
 
 
 # -- the fast step (docs/recipe.md, stage 0) ------------------------------------------------
