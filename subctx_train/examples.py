@@ -104,7 +104,8 @@ def tokenize_documents(docs: list[Document], sp: spm.SentencePieceProcessor, max
             if control_share > 0:
                 tags = labels.control_prefix(next(found), control_ids, control_share, seed,
                                              doc.doc_id, i)
-                src = [*src[:int(doc.synthetic)], *tags, *src[int(doc.synthetic):]][:max_len]
+                if tags:  # untagged, the source stays the list the next examples' context share
+                    src = [*src[:int(doc.synthetic)], *tags, *src[int(doc.synthetic):]][:max_len]
             ctx = context_indices(doc.segments, i, max_k, gap)
             examples.append(Example(src, target, [src_ids[c] for c in ctx],
                                     [tgt_ids[c] for c in ctx], weight, [mt_ids[c] for c in ctx]))

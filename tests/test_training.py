@@ -673,6 +673,13 @@ def test_labelled_sources_start_with_their_tags_at_about_the_share(tmp_path):
             shown[kind][1] += 1
     for kind, (n, of) in shown.items():
         assert of >= 50 and 0.4 <= n / of <= 0.6, (kind, n, of)
+    # a source drawn without tags is still the one list its neighbours' context shares
+    shared = ({id(c) for e in runs for c in e.src_ctx} for runs in (tagged, plain))
+    in_tagged, in_plain = next(shared), next(shared)
+    untagged = [(ex, was) for ex, was in zip(tagged, plain, strict=True) if ex.src == was.src]
+    assert [id(ex.src) in in_tagged for ex, _ in untagged] == \
+        [id(was.src) in in_plain for _, was in untagged]
+    assert any(id(ex.src) in in_tagged for ex, _ in untagged)
     again = tokenize_documents(docs, sp, max_k=1, control_share=0.5, seed=7)
     other = tokenize_documents(docs, sp, max_k=1, control_share=0.5, seed=8)
     assert [e.src for e in again] == [e.src for e in tagged]  # fixed by the seed
