@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import re
+import stat
 import tempfile
 from pathlib import Path
 
@@ -88,8 +91,34 @@ def _control_ratio(text: str) -> float:
     return bad / max(1, len(text))
 
 
-def decode_text(data: bytes, encoding: str | None = None) -> tuple[str, str]:
-    """Decode subtitle bytes; return (text, encoding used). `encoding` overrides detection."""
+_ESCAPED = re.compile("[\udc80-\udcff]")
+
+
+def _utf8_with_strays(data: bytes) -> tuple[str, int] | None:
+    """UTF-8 that has a few bytes that are not (a stray cp1252 'é' in a UTF-8 file): the text
+    with each such byte replaced by U+FFFD, and how many there were. None when the bytes read
+    as some other encoding rather: no valid multi-byte UTF-8 character, more bad bytes than
+    good characters, or more than 3 bad bytes where under 99 % of the non-ASCII characters are
+    valid UTF-8 (a legacy code page makes a valid sequence now and then, and many bad ones)."""
+    text = data.decode("utf-8", errors="surrogateescape")
+    bad = len(_ESCAPED.findall(text))
+    good = sum(1 for ch in text if ord(ch) > 127) - bad
+    if good == 0 or bad > good or bad > max(3, good // 99):
+        return None
+    return _ESCAPED.sub("\ufffd", text), bad
+
+
+def _stray_warning(bad: int) -> str:
+    return (f"not valid UTF-8 at {bad} byte(s), each replaced by '\ufffd' (the rest is UTF-8; "
+            "give --encoding if the file is in another encoding)")
+
+
+def decode_text(data: bytes, encoding: str | None = None,
+                warnings: list[str] | None = None) -> tuple[str, str]:
+    """Decode subtitle bytes; return (text, encoding used). `encoding` overrides detection.
+    What the reader should know (bytes that were not valid in the encoding found, replaced)
+    is added to `warnings`."""
+    notes = warnings if warnings is not None else []
     if encoding:
         try:
             return data.decode(encoding), encoding
@@ -100,7 +129,14 @@ def decode_text(data: bytes, encoding: str | None = None) -> tuple[str, str]:
                 from None
     for bom, name in _BOMS:
         if data.startswith(bom):
-            text = data.decode(name, errors="replace")
+            if name == "utf-8-sig":
+                text = data.decode(name, errors="surrogateescape")
+                bad = len(_ESCAPED.findall(text))
+                if bad:
+                    text = _ESCAPED.sub("\ufffd", text)
+                    notes.append(_stray_warning(bad))
+            else:
+                text = data.decode(name, errors="replace")
             return text.lstrip("\ufeff"), name
     for magic, kind in _MAGIC:
         if data.startswith(magic):
@@ -113,8 +149,13 @@ def decode_text(data: bytes, encoding: str | None = None) -> tuple[str, str]:
     try:
         text, used = data.decode("utf-8"), "utf-8"
     except UnicodeDecodeError:
-        used = _guess_legacy(data)
-        text = data.decode(used, errors="replace")
+        strays = _utf8_with_strays(data)
+        if strays is not None:
+            (text, bad), used = strays, "utf-8"
+            notes.append(_stray_warning(bad))
+        else:
+            used = _guess_legacy(data)
+            text = data.decode(used, errors="replace")
     if _control_ratio(text) > 0.02:
         raise InputError("binary file, not subtitles")
     return text, used
@@ -127,15 +168,53 @@ def current_umask() -> int:
     return mask
 
 
+_TEMP_SUFFIX = ".part"
+_TEMP_RANDOM = 8  # the characters mkstemp puts between prefix and suffix
+
+
+def _name_max(folder: Path) -> int:
+    """The longest file name (in bytes) the folder's file system takes."""
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):
+        return 255
+
+
+def _temp_prefix(path: Path) -> str:
+    """'.<name>.' for the temporary file beside `path`, its name cut short enough that the
+    whole temporary name ('.<name>.XXXXXXXX.part') fits the file system's limit."""
+    room = _name_max(path.parent) - len(b"..") - _TEMP_RANDOM - len(_TEMP_SUFFIX)
+    name = path.name
+    while name and len(os.fsencode(name)) > room:
+        name = name[:-1]
+    return f".{name}."
+
+
+def _kept_mode(path: Path) -> int:
+    """The permission bits the written file gets: an existing file's own (a chmod 444 or 600
+    output stays so), a new one's those any new file of the user gets. An existing file the
+    user may not write is refused (PermissionError naming it), not replaced."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return 0o666 & ~current_umask()
+    if not os.access(path, os.W_OK):
+        raise PermissionError(errno.EACCES, "permission denied (the file is read-only for you;"
+                              " it was left as it was)", str(path))
+    return stat.S_IMODE(info.st_mode) & 0o777
+
+
 def atomic_write_text(path: Path, text: str, encoding: str = "utf-8") -> None:
     """Write `text` to `path` through a temporary file and a rename, so that a crash or Ctrl-C
-    leaves either the old file or the new one, never half of one."""
+    leaves either the old file or the new one, never half of one. The file keeps the
+    permission bits it had (see _kept_mode); one the user may not write is not replaced."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    mode = _kept_mode(path)
+    fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=_TEMP_SUFFIX, dir=path.parent)
     try:
-        # mkstemp makes the file 0600; give it the mode any new file of the user gets
-        os.fchmod(fd, 0o666 & ~current_umask())
+        # mkstemp makes the file 0600: give it the mode it is to have
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding=encoding, newline="") as handle:
             handle.write(text)
             handle.flush()

@@ -44,13 +44,18 @@ class SubtitleFile:
     format: str = "srt"
     template: list[str | int] = field(default_factory=list)  # verbatim text and cue slots
     line_break: str | None = None  # joins a cue's lines in its slot (default: the newline)
+    # how a new line is written in the file: a cue's lines are its text as read (WebVTT's
+    # character references unescaped, what ASS sets aside wrapped; see the readers), and this
+    # writes a line given in that form the way the format wants it (None: as it is)
+    write_line: Callable[[str], str] | None = None
+    bom: bool = False  # the input began with a UTF-8 byte order mark: so does the output
 
     def render(self, texts: list[list[str]]) -> str:
         """The file with each cue's text replaced by `texts[i]` (everything else verbatim)."""
         if len(texts) != len(self.cues):
             raise ValueError("one text per cue is required")
         joiner = self.line_break or self.newline
-        out = []
+        out = ["\ufeff"] if self.bom else []
         for piece in self.template:
             if isinstance(piece, str):
                 out.append(piece)
@@ -58,7 +63,10 @@ class SubtitleFile:
             cue, lines = self.cues[piece], texts[piece]
             if lines == cue.lines:
                 out.append(cue.raw)
-            elif cue.lines or not lines:
+                continue
+            if self.write_line is not None:
+                lines = [self.write_line(line) for line in lines]
+            if cue.raw or not lines:
                 out.append(joiner.join(lines))
             else:  # text for a cue that had none: its slot had no line of its own
                 out.append(joiner.join(lines) + (self.newline if joiner == self.newline else ""))
@@ -78,13 +86,33 @@ def strip_ending(line: str) -> str:
     return line.rstrip("\r\n")
 
 
+def file_newline(text: str) -> str:
+    """The line ending most of the file's lines have: CRLF, LF or CR alone (old Mac files);
+    LF for a file of one line."""
+    crlf = text.count("\r\n")
+    counts = [(crlf, 2, "\r\n"), (text.count("\n") - crlf, 1, "\n"),
+              (text.count("\r") - crlf, 0, "\r")]
+    best = max(counts)
+    return best[2] if best[0] else "\n"
+
+
 def file_lines(text: str) -> tuple[str, list[str], list[str]]:
     """What every reader starts from: the file's newline, its lines with their endings (for
     the template) and without (for parsing). An empty file is an InputError."""
     if not text.strip():
         raise InputError("empty file")
     raw_lines = split_lines(text)
-    return ("\r\n" if "\r\n" in text else "\n"), raw_lines, [strip_ending(x) for x in raw_lines]
+    return file_newline(text), raw_lines, [strip_ending(x) for x in raw_lines]
+
+
+# zero-width characters: invisible in a player, junk to a translation model (the text given
+# to translation goes without them; a cue that is not translated keeps them, byte for byte)
+_INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
+
+
+def strip_invisible(text: str) -> str:
+    """`text` without zero-width spaces, (non-)joiners, word joiners and stray BOMs."""
+    return _INVISIBLE.sub("", text)
 
 
 def cue_timing(label: str, timing: str, start: float | None, end: float | None,

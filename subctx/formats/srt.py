@@ -9,15 +9,21 @@ from __future__ import annotations
 import re
 
 from subctx.errors import InputError
-from subctx.formats.base import Cue, Format, SubtitleFile, cue_timing, file_lines
-from subctx.formats.timing import parse_timestamp
+from subctx.formats.base import (
+    Cue,
+    Format,
+    SubtitleFile,
+    cue_timing,
+    file_lines,
+    strip_invisible,
+)
+from subctx.formats.timing import parse_signed_timestamp, timing_match
 
-_TIMING_LINE = re.compile(r"^\s*(?P<start>[^\s-][^>]*?)\s*-+>\s*(?P<end>\S+)(?P<rest>.*)$")
 _NUMBER = re.compile(r"^\s*\d+\s*$")
 
 
 def _is_timing(line: str) -> bool:
-    return "-->" in line and _TIMING_LINE.match(line) is not None
+    return "-->" in line and timing_match(line) is not None
 
 
 def parse_srt_text(text: str, encoding: str = "utf-8") -> SubtitleFile:
@@ -43,12 +49,17 @@ def parse_srt_text(text: str, encoding: str = "utf-8") -> SubtitleFile:
             body_end -= 1
         number_line = lines[row - 1] if row > 0 and _NUMBER.match(lines[row - 1]) else None
         filled = [i for i in range(row + 1, body_end) if lines[i].strip()]
-        text_lines = [lines[i].rstrip() for i in filled]
-        match = _TIMING_LINE.match(lines[row])
+        # the text for translation: without zero-width characters (the slot keeps them)
+        text_lines = [t for t in (strip_invisible(lines[i]).rstrip() for i in filled)
+                      if t.strip()]
+        match = timing_match(lines[row])
         assert match is not None
         label = number_line.strip() if number_line else str(n + 1)
-        start, end = cue_timing(label, lines[row], parse_timestamp(match["start"]),
-                                parse_timestamp(match["end"]), bool(text_lines), warnings)
+        start, negative = parse_signed_timestamp(match["start"])
+        end, negative_end = parse_signed_timestamp(match["end"])
+        if negative or negative_end:
+            warnings.append(f"cue {label}: negative time read as 00:00:00,000 (kept as is)")
+        start, end = cue_timing(label, lines[row], start, end, bool(text_lines), warnings)
         # template: everything up to the first text line verbatim, the text lines (without the
         # last one's line ending) as the slot
         first = filled[0] if filled else row + 1
