@@ -3,7 +3,8 @@
 English "you" says nothing of ты or вы, "I" and "you" nothing of gender (я сделал / сделала,
 ты уверен / уверена), "it" nothing of the gender of what it stands for (он / она / оно). This
 module holds the Russian forms that make those choices, and a few helpers about words (which
-forms a text uses, the other form of one stem); what to do about them is decided elsewhere
+forms a text uses, the other form of one stem, the speaker's gender a text shows:
+`speaker_genders`, what the data labeller labels by); what to do about them is decided elsewhere
 (subctx.agreement for the 'agreement' scope, subctx.review.choices for the review screen).
 
 Everything is lower case. Words spelt with ё are listed with е as well (твоём / твоем), as
@@ -363,3 +364,88 @@ line is plural: Russian has no other form of the plural "you"."""
 GROUP_WORDS = _forms("все всех всем всеми оба обе обоих обеих двое трое четверо из")
 """Words that, next to a вы pronoun (вы все, вас обоих, вы двое, кто-то из вас), make it
 plural."""
+
+
+# -- the speaker's gender in a text ------------------------------------------------------------
+
+_MASCULINE_SELF = frozenset(m for m, _ in SHORT_FORMS + IRREGULAR_PAST)
+_FEMININE_SELF = frozenset(f for _, f in SHORT_FORMS + IRREGULAR_PAST) | FEMININE_ONLY
+_GENDER_OPENERS = {w: MASCULINE if w in _MASCULINE_SELF else FEMININE for w in SPEAKER_OPENERS}
+_QUOTED = re.compile(r"«[^»]*»|“[^”]*”|„[^“”]*[“”]|\"[^\"]*\"")
+_WHOLE_QUOTE = re.compile(r"[«“„\"]([^«»“”„\"]*)[»“”\"][.!?…]*")
+_SENTENCE = re.compile(r"([^.!?…]*)([.!?…]*)")
+_CLAUSE = re.compile(r"[,;:()\[\]«»“”„\"—–]|\s-|-\s|^-")
+_WINDOW = 6  # words after я within which its verb or adjective is looked for
+_STOPS = CLAUSE_OPENERS | SUBJECTS | REPORTING_VERBS
+_NO_GENDER = "none"  # a form that agrees with я but has no gender (я и Моника были)
+_SELF = {m: MASCULINE for m, _ in SELF_WORDS} | {f: FEMININE for _, f in SELF_WORDS}
+_AFTER_SELF = _forms("из самый самая")  # я один из них, я та самая
+
+
+def _form_gender(word: str, adjective_place: bool, next_word: str | None) -> str | None:
+    """MASCULINE / FEMININE for a form that agrees with a subject in that gender, _NO_GENDER for
+    a plural or neuter past tense, None for other words; `adjective_place`: nothing but words
+    like не / так / был stands between я and the word; `next_word`: None at the clause end."""
+    clause_end = next_word is None
+    if word in _SELF:
+        return _SELF[word] if adjective_place and (clause_end or next_word in _AFTER_SELF) \
+            else None
+    if word in _MASCULINE_SELF:
+        return MASCULINE
+    if word in _FEMININE_SELF:
+        return FEMININE
+    past = PAST_TENSE.fullmatch(word)
+    if past and past.group(1) not in NOT_PAST_STEMS:
+        return {"л": MASCULINE, "ла": FEMININE}.get(past.group(2), _NO_GENDER)
+    if adjective_place and clause_end and word not in NOT_ADJECTIVES and len(word) > 3:
+        if word.endswith(("ый", "ий", "ой")):
+            return MASCULINE
+        if word.endswith(("ая", "яя")):
+            return FEMININE
+    return None
+
+
+def _after_i(ws: list[str]) -> str | None:
+    """The gender of what agrees with я among the words after it in its clause."""
+    for k, word in enumerate(ws[:_WINDOW]):
+        after = ws[k + 1] if k + 1 < len(ws) else None
+        if word in _STOPS and after not in INDEFINITE:  # что, not что-то
+            return None
+        adjective_place = all(w in BEFORE_PREDICATE for w in ws[:k])
+        gender = _form_gender(word, adjective_place, after)
+        if gender is not None:
+            return None if gender == _NO_GENDER else gender
+        if INFINITIVE.fullmatch(word):  # я не буду использовать портал
+            return None
+    return None
+
+
+def _before_i(ws: list[str]) -> str | None:
+    """The gender of a past tense before бы я («Хотел бы я...», «Знала бы я»)."""
+    if len(ws) >= 2 and ws[-1] == "бы":
+        gender = _form_gender(ws[-2], False, "я")
+        return gender if gender in (MASCULINE, FEMININE) else None
+    return None
+
+
+def speaker_genders(text: str) -> frozenset[str]:
+    """The genders (MASCULINE, FEMININE) that what agrees with the speaker shows: a past tense, a
+    short adjective or participle, or a full adjective ending its clause after я (я сделал /
+    сделала, я уверена, я не такая), within я's clause (a comma, a clause-opening word, another
+    subject or a verb like «думаю» ends it); a past tense before «бы я»; or a sentence that asks
+    nothing and opens on a short form like «Рад». Quoted speech is someone else's (a line said
+    whole in quotes is the speaker's own). Empty where nothing shows a gender."""
+    found: set[str] = set()
+    text = text.strip()
+    if whole := _WHOLE_QUOTE.fullmatch(text):
+        text = whole.group(1)
+    text = _QUOTED.sub(",", text)
+    for body, end in _SENTENCE.findall(text):
+        clauses = [c for c in (words(part) for part in _CLAUSE.split(body)) if c]
+        if clauses and clauses[0][0] in _GENDER_OPENERS and "?" not in end:
+            found.add(_GENDER_OPENERS[clauses[0][0]])
+        for ws in clauses:
+            for i, w in enumerate(ws):
+                if w == "я" and (gender := _after_i(ws[i + 1:]) or _before_i(ws[:i])):
+                    found.add(gender)
+    return frozenset(found)

@@ -6,10 +6,13 @@ Once a document is translated, `settle_names`:
    sentence and never written in lowercase) and the glossary's entries in each unit's English;
 2. finds each name's rendering in the translations of the units whose English has it
    (`find_renderings`: a capitalised Cyrillic word, in any case form, that sounds like the
-   name's transliteration, or the name itself in Latin letters);
+   name's transliteration, or the name itself in Latin letters, or partly: «Ееmione»;
+   hyphenated words and names whole: Jean-Luc, «Жан-Люку»);
 3. chooses one rendering per name: the glossary's, else the one the model wrote most often (its
-   nominative), else the rule's transliteration (subctx.transliterate); and writes it, in the case
-   form the model used, wherever the model wrote another one or a Latin fragment;
+   nominative; of two as frequent, the one nearer the transliteration; never a truncated one,
+   «Уитд» for «Уитфилд»), else the rule's transliteration (subctx.transliterate); and writes
+   it, in the case form the model used, wherever the model wrote another one or a Latin
+   fragment (a woman's name that ends in a consonant undeclined: «у Кэтрин»);
 4. where a glossary entry is still missing from a unit's translation, decodes the unit again
    (the request it was translated with, asking for `hypotheses` best) and takes the likeliest
    hypothesis that has the entry, changes no gender or pronoun and does not loop; a unit none has
@@ -34,12 +37,13 @@ from subctx.contract import Request, Translation, Translator
 from subctx.decoding import DecodeOptions, DocumentResult
 from subctx.errors import SubctxError
 from subctx.reading import decode_again, keeps_choices
-from subctx.transliterate import transliterate
+from subctx.transliterate import transliterate, womans_name
 
 GLOSSARY_BESIDE = "glossary.tsv"  # a glossary beside a film applies to the films of its folder
 
 _ENGLISH_WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
-_CAPITALISED = re.compile(r"(?<![\w'])[A-Z][a-z]+(?:[A-Z][a-z]+)?(?![\w])")
+_NAME = r"[A-Z][a-z]+(?:[A-Z][a-z]+)?(?:-[A-Z][a-z]+(?:[A-Z][a-z]+)?)*"  # Joey, McDonald, Jean-Luc
+_CAPITALISED = re.compile(rf"(?<![\w']){_NAME}(?![\w])")
 _SENTENCE_START = re.compile(r"(?:^|[.!?…:;]|--?|—)[\s\"'“«(\[-]*$")
 _NOT_NAMES = {
     "I", "Mr", "Mrs", "Ms", "Dr", "Sir", "Miss", "Madam", "Mister", "Lord", "Lady", "God",
@@ -50,10 +54,14 @@ _NOT_NAMES = {
     "Oh", "Ooh", "Ah", "Aah", "Uh", "Um", "Hmm", "Hey", "Hi", "Hello", "Bye", "Wow", "Yes",
     "Yeah", "No", "Nope", "Please", "Thanks", "Sorry", "Well", "So", "What", "Why", "Who",
 }
-# a word, not the second half of a hyphenated one (Мэри-Кейт); a turn's dash before it (-Моника) is
-# no hyphen
+# a capitalised word, whole: hyphenated (Мэри-Кейт, Нью-Йорке), camel-case (МакАллестер), in
+# Latin letters maybe with a Russian ending (Whitfieldа, Joey's), or in both scripts (Ееmione);
+# not the second half of a hyphenated word; a turn's dash before it (-Моника) is no hyphen
+_LETTERS = "A-Za-zА-ЯЁа-яё"
 _RUSSIAN_WORD = re.compile(
-    r"(?<!\w)(?<!\w-)(?:[А-ЯЁ][а-яё]+|[A-Z][a-z]+(?:'[a-z]+)?[а-яё]*)(?![\w])")
+    rf"(?<!\w)(?<!\w-)[A-ZА-ЯЁ][a-zа-яё][{_LETTERS}]*(?:'[a-z]+[а-яё]*)?"
+    rf"(?:-[A-ZА-ЯЁ][{_LETTERS}]+)*(?![\w])")
+_LATIN = re.compile(r"[A-Za-z]")
 
 
 class GlossaryError(SubctxError):
@@ -73,7 +81,9 @@ class Glossary:
     @classmethod
     def read(cls, path: Path) -> Glossary:
         """Tab-separated lines `English<TAB>Russian`; blank lines and lines starting with #
-        are skipped. GlossaryError (one line) for anything else."""
+        are skipped. GlossaryError (one line) for anything else, and for an English term given
+        another rendering on another line (a lowercase term is any case's: `joey` is `Joey`'s
+        too); the same line twice is no error."""
         try:
             text = path.read_text(encoding="utf-8-sig")
         except UnicodeDecodeError:
@@ -82,6 +92,7 @@ class Glossary:
             raise GlossaryError(f"cannot read glossary {path}: "
                                 f"{problem.strerror or problem}") from None
         entries: dict[str, str] = {}
+        lines: dict[str, int] = {}  # each term's line
         for number, line in enumerate(text.splitlines(), 1):
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
@@ -89,7 +100,14 @@ class Glossary:
             if len(parts) != 2 or not all(parts):
                 raise GlossaryError(f"{path}:{number}: expected 'English<TAB>Russian', "
                                     f"got {line.strip()[:60]!r}")
-            entries[" ".join(parts[0].split())] = " ".join(parts[1].split())
+            english, russian = " ".join(parts[0].split()), " ".join(parts[1].split())
+            clash = next((t for t in entries if _same_words(t, english)
+                          and entries[t] != russian), None)
+            if clash is not None:
+                raise GlossaryError(f"{path}:{number}: {english!r} is given {russian!r} here "
+                                    f"and {entries[clash]!r} on line {lines[clash]}; keep one")
+            lines.setdefault(english, number)
+            entries[english] = russian
         return cls(entries)
 
     @classmethod
@@ -97,6 +115,12 @@ class Glossary:
         """The glossary.tsv in a film's folder (empty when there is none)."""
         path = film.parent / GLOSSARY_BESIDE
         return cls.read(path) if path.is_file() else cls()
+
+
+def _same_words(a: str, b: str) -> bool:
+    """Whether two glossary terms apply to the same words (`_term`: a capitalised term as
+    written, another in any case)."""
+    return a == b or (a.lower() == b.lower() and not (a[:1].isupper() and b[:1].isupper()))
 
 
 # -- English names ----------------------------------------------------------------------------
@@ -139,6 +163,7 @@ def _has_term(text: str, term: str) -> bool:
 
 
 # -- Russian renderings -----------------------------------------------------------------------
+CASES = ("nom", "gen", "dat", "acc", "ins", "prep")
 _SAME_SOUND = str.maketrans("ёэйы", "ееии")
 _OPEN = set("аеоу")  # Amber is Амбер or Эмбер (э is е here)
 # case endings by declension, longest first: (ending, case)
@@ -151,21 +176,22 @@ _ENDINGS = {
 }
 
 
-def declension(nominative: str) -> str:
-    """How a Russian rendering of a name declines: 'a' (Моника), 'hard' (Росс, Чендлер; the
-    model decides whether a woman's is declined) or 'fixed' (Джоуи, Паоло)."""
+def declension(nominative: str, woman: bool = False) -> str:
+    """How a Russian rendering of a name declines: 'a' (Моника), 'hard' (Росс, Чендлер) or
+    'fixed' (Джоуи, Паоло; and a `woman`'s name that ends in a consonant: Кэтрин, Рэйчел)."""
     last = nominative[-1:].lower()
     if last in "ая":
         return "a"
-    if last in "еёиоуыэю":
+    if last in "еёиоуыэю" or woman:
         return "fixed"
     return "hard"
 
 
-def inflect(nominative: str, case: str) -> str:
+def inflect(nominative: str, case: str, woman: bool = False) -> str:
     """A rendering in a case ('nom', 'gen', 'dat', 'acc', 'ins', 'prep'); the accusative of a
-    hard rendering is its genitive (names are of people)."""
-    kind = declension(nominative)
+    hard rendering is its genitive (names are of people); a woman's in a consonant (`woman`:
+    subctx.transliterate.womans_name) is not declined."""
+    kind = declension(nominative, woman)
     if kind == "fixed" or case == "nom":
         return nominative
     if kind == "hard":
@@ -184,43 +210,76 @@ def inflect(nominative: str, case: str) -> str:
                    "ins": "ей" if soft or stem[-1:] in "жшчщц" else "ой"}[case]
 
 
+_SAME_FIRST = str.maketrans("г", "х")  # an English h is Х or Г (Хэрри, Гарри; Гермиона)
+
+
+def _sounds(word: str) -> str:
+    word = word.lower().translate(_SAME_SOUND)
+    return word[:1].translate(_SAME_FIRST) + word[1:]
+
+
 def _similar(a: str, b: str) -> float:
     """How alike two renderings are (0..1): difflib's ratio with like sounds merged; 0 where
     they start with different consonants (Он is not Шон) or one is under three letters."""
-    a, b = a.lower().translate(_SAME_SOUND), b.lower().translate(_SAME_SOUND)
+    a, b = _sounds(a), _sounds(b)
     if len(a) < 3 or len(b) < 3 or (a[0] != b[0] and not {a[0], b[0]} <= _OPEN):
         return 0.0
     return SequenceMatcher(None, a, b).ratio()
 
 
+MISSING = 3  # a form this many letters shorter than a rendering it sounds like is truncated
+
+
 @dataclass(frozen=True)
 class Found:
-    """A rendering of a name in a translation: where, the word, and its nominative and case."""
+    """A rendering of a name in a translation: where, the word, and its nominative and case;
+    `truncated`: a nominative MISSING letters shorter than the rendering it sounds most like
+    («Уитд» for «Уитфилд»: written over like a Latin one, never chosen)."""
 
     start: int
     end: int
     word: str
     nominative: str
     case: str
+    truncated: bool = False
 
     @property
     def latin(self) -> bool:
-        return self.word[:1].isascii()
+        """Whether the word has Latin letters (Whitfield, Whitfieldа, Ееmione)."""
+        return _LATIN.search(self.word) is not None
 
 
 SIMILAR = 0.72  # how alike (difflib ratio, like sounds merged) a word and a rendering must be
 
 
-def _parse(word: str, name: str, targets: Sequence[str]) -> Found | None:
-    """The word as a case form of a rendering of `name`: Latin letters (the name itself, maybe
-    with a Russian ending), or a Cyrillic word whose nominative sounds like one of `targets`."""
-    if word[:1].isascii():
-        base = word.rstrip("абвгдеёжзийклмнопрстуфхцчшщъыьэюя")
-        if base.split("'")[0].lower() != name.lower():
-            return None
+_CYRILLIC_TAIL = re.compile(r"[а-яё]+$")
+
+
+def _parse_latin(word: str, name: str, targets: Sequence[str]) -> Found | None:
+    """A word with Latin letters as a form of `name`: the name itself, maybe with a Russian
+    ending (Whitfieldа), or the name's letters partly in Cyrillic (Ееmione, Herмиона: each run
+    of Latin letters in the name, in order, those at the word's ends at the name's)."""
+    base = word.rstrip("абвгдеёжзийклмнопрстуфхцчшщъыьэюя")
+    if not re.search("[А-ЯЁа-яё]", base) and base.split("'")[0].lower() == name.lower():
         ending = word[len(base):]
-        case = next((c for e, c in _ENDINGS["hard"] if e == ending), "nom")
-        return Found(0, 0, word, name, case)
+        return Found(0, 0, word, name, next((c for e, c in _ENDINGS["hard"] if e == ending),
+                                            "nom"))
+    pieces = re.findall(r"[A-Za-z]+|[^A-Za-z]+", word.lower())
+    if sum(len(p) for p in pieces if _LATIN.match(p)) < 3 or not re.fullmatch(
+            "".join(re.escape(p) if _LATIN.match(p) else ".+" for p in pieces), name.lower()):
+        return None
+    tail = _CYRILLIC_TAIL.search(word.lower())
+    case = "nom" if tail is None else next(
+        (c for c in CASES for t in targets if inflect(t, c).lower().endswith(tail.group())),
+        "nom")
+    return Found(0, 0, word, name, case)
+
+
+def _parse(word: str, name: str, targets: Sequence[str]) -> Found | None:
+    """The word as a case form of a rendering of `name`: with Latin letters (`_parse_latin`),
+    or a Cyrillic word whose nominative sounds like one of `targets`."""
+    if _LATIN.search(word):
+        return _parse_latin(word, name, targets)
     best: tuple[float, Found] | None = None
     for kind, endings in _ENDINGS.items():
         for ending, case in endings:
@@ -231,11 +290,12 @@ def _parse(word: str, name: str, targets: Sequence[str]) -> Found | None:
             for nominative in nominatives:
                 if kind != "fixed" and declension(nominative) != kind:
                     continue
-                score = max(_similar(nominative, t) for t in targets)
+                score, target = max((_similar(nominative, t), t) for t in targets)
                 if kind == "fixed" or not ending:
                     score += 0.01  # the word as it is, where it is as likely
                 if score >= SIMILAR and (best is None or score > best[0]):
-                    best = score, Found(0, 0, word, nominative, case)
+                    best = score, Found(0, 0, word, nominative, case,
+                                        len(target) - len(nominative) >= MISSING)
     return best[1] if best else None
 
 
@@ -245,31 +305,34 @@ def find_renderings(name: str, translation: str, targets: Sequence[str]) -> list
     for m in _RUSSIAN_WORD.finditer(translation):
         parsed = _parse(m.group(), name, targets)
         if parsed is not None:
-            found.append(Found(m.start(), m.end(), parsed.word, parsed.nominative, parsed.case))
+            found.append(replace(parsed, start=m.start(), end=m.end()))
     return found
 
 
-def _replace(translation: str, found: Sequence[Found], rendering: str) -> str:
+def _replace(translation: str, found: Sequence[Found], rendering: str, name: str) -> str:
+    """The words found replaced by `name`'s rendering, each in its case form."""
+    woman = womans_name(name)
     out = translation
     for f in sorted(found, key=lambda f: f.start, reverse=True):
-        out = out[:f.start] + inflect(rendering, f.case) + out[f.end:]
+        out = out[:f.start] + inflect(rendering, f.case, woman) + out[f.end:]
     return out
-
-
-CASES = ("nom", "gen", "dat", "acc", "ins", "prep")
 
 
 def has_rendering(translation: str, rendering: str) -> bool:
     """Whether a translation has a Russian rendering, each of its words in any case form (a
-    name's forms as `inflect` makes them; another word's with an ending of up to 3 letters)."""
-    words = {w.lower() for w in re.findall(r"\w+", translation)}
+    name's forms as `inflect` makes them; another word's with an ending of up to 3 letters).
+    A hyphenated word is a word (Нью-Йорке: only its last part declines), and so is each of its
+    parts."""
+    words = {w.lower() for hyphenated in re.findall(r"\w+(?:-\w+)*", translation)
+             for w in {hyphenated, *hyphenated.split("-")}}
 
     def present(word: str) -> bool:
         forms = {inflect(word, case).lower() for case in CASES}
         if forms & words:
             return True
-        stem = word.lower()[:max(3, len(word) - 2)]
-        return len(word) > 3 and any(w.startswith(stem) and len(w) - len(word) <= 3
+        head, dash, last = word.lower().rpartition("-")  # (Жан-Люк is not Жан-Луууу)
+        stem = head + dash + last[:max(3, len(last) - 2)]
+        return len(last) > 3 and any(w.startswith(stem) and len(w) - len(word) <= 3
                                      for w in words)
 
     return all(present(word) for word in rendering.split())
@@ -300,7 +363,7 @@ class NamesReport:
 
 
 def _is_name(english: str) -> bool:
-    return bool(re.fullmatch(r"[A-Z][a-z]+(?:[A-Z][a-z]+)?", english))
+    return re.fullmatch(_NAME, english) is not None
 
 
 def forced_names(glossary: Glossary) -> dict[str, str]:
@@ -324,10 +387,15 @@ def _names(sources: Sequence[str], forced: dict[str, str], unify: bool
 
 
 def _choose(name: str, found: Iterable[Found], forced: dict[str, str]) -> str:
+    """The glossary's rendering of a name, else the nominative the model wrote most (of two as
+    frequent, the one closer to the transliteration; not a truncated one), else the
+    transliteration."""
     if name in forced:
         return forced[name]
-    counts = Counter(f.nominative for f in found if not f.latin)
-    return counts.most_common(1)[0][0] if counts else transliterate(name)
+    counts = Counter(f.nominative for f in found if not f.latin and not f.truncated)
+    rule = transliterate(name)
+    return max(counts, key=lambda nominative: (counts[nominative], _similar(nominative, rule)),
+               default=rule)
 
 
 def _targets(name: str, forced: dict[str, str]) -> list[str]:
@@ -354,7 +422,7 @@ def settle_names(result: DocumentResult, translator: Translator | None, options:
             continue  # a name said once is the model's business, unless it is left in Latin
         report.renderings[name] = rendering
         for u, fs in found.items():
-            texts[u] = _replace(texts[u], fs, rendering)
+            texts[u] = _replace(texts[u], fs, rendering, name)
     wanted = glossary_wanted(sources, glossary)
     absent = sorted(u for u, entries in wanted.items() if _lacking(texts[u], entries, glossary))
     if absent and translator is not None:
@@ -380,7 +448,8 @@ def keep_renderings(english: str, text: str, renderings: dict[str, str],
     forced = forced_names(glossary or Glossary())
     for name, rendering in renderings.items():
         if _has_term(english, name):
-            text = _replace(text, find_renderings(name, text, _targets(name, forced)), rendering)
+            text = _replace(text, find_renderings(name, text, _targets(name, forced)), rendering,
+                            name)
     return text
 
 
@@ -429,7 +498,8 @@ def _lacking(text: str, entries: Sequence[str], glossary: Glossary) -> list[str]
 def _forced_in(text: str, entries: Sequence[str], forced: dict[str, str]) -> str:
     """A translation with the glossary's names written as it says, in the forms found."""
     for name in {w for e in entries for w in e.split() if w in forced}:
-        text = _replace(text, find_renderings(name, text, _targets(name, forced)), forced[name])
+        text = _replace(text, find_renderings(name, text, _targets(name, forced)), forced[name],
+                        name)
     return text
 
 
@@ -456,29 +526,30 @@ def _with_stand_ins(translator: Translator, options: DecodeOptions,
                     units: Sequence[tuple[int, Request]], wanted: dict[int, list[str]],
                     forced: dict[str, str]) -> list[str]:
     """Each unit translated with its glossary names replaced in the English by stand-ins of
-    their declension (STAND_INS), the stand-ins' renderings then replaced by the glossary's in
-    the case the model gave them; '' where a stand-in did not come through."""
+    their declension (STAND_INS; a woman's name by a woman's: verbs agree with her),
+    the stand-ins' renderings then replaced by the glossary's in the case the model gave them;
+    '' where a stand-in did not come through."""
     asked, swaps = [], []
     for u, request in units:
         text, used, swap = request.text, set(request.text.split()), {}
         for name in dict.fromkeys(w for e in wanted[u] for w in e.split()):
-            stand_in = next(((en, ru) for en, ru in STAND_INS[declension(forced[name])]
-                             if en not in used), None)
+            kind = "a" if womans_name(name) else declension(forced[name])
+            stand_in = next(((en, ru) for en, ru in STAND_INS[kind] if en not in used), None)
             if stand_in is None:
                 break
             used.add(stand_in[0])
             text = _term(name).sub(stand_in[0], text)
-            swap[stand_in] = forced[name]
+            swap[stand_in] = name
         asked.append(replace(request, text=text))
         swaps.append(swap)
     out = translator.translate(asked, beam_size=options.beam_size)
     texts = []
     for translation, swap in zip(out, swaps, strict=True):
         text = translation.text
-        for (english, russian), rendering in swap.items():
+        for (english, russian), name in swap.items():
             found = [f for f in find_renderings(english, text, [russian]) if not f.latin
                      and f.nominative == russian]
-            text = _replace(text, found, rendering) if found else ""
+            text = _replace(text, found, forced[name], name) if found else ""
             if not text:
                 break
         texts.append(text)

@@ -6,9 +6,10 @@ them (subctx.wrap.readability). The units of the cues over a limit, and only tho
 again with the request the decoder used (the same English, the same context translations),
 asking for the `hypotheses` best. A hypothesis is a candidate for a unit when it is shorter
 than the unit's translation, its log-probability per token is at most `margin` below the
-translation's (both scored with that request), it changes no gender or pronoun and brings in
-no ты or вы the translation has none of (`keeps_choices`: later lines read the translation as
-it was decoded and may have followed those choices) and it does not loop. Of the combinations
+translation's (both scored with that request), it changes no gender or pronoun, shows no
+speaker's gender the translation does not and brings in no ты or вы the translation has none
+of (`keeps_choices`: later lines read the translation as it was decoded and may have followed
+those choices) and it does not loop. Of the combinations
 of candidates for a cue's units, the cue gets the likeliest that brings it within both limits;
 a cue that none brings within them keeps its translation and stays in the summary (`partial`
 gives it the shortest combination instead: measured, that costs chrF and brings no more cues
@@ -104,10 +105,14 @@ def _length(text: str) -> int:
 
 def keeps_choices(translation: str, shorter: str) -> bool:
     """Whether a shorter translation keeps the choices later lines may have followed: no other
-    gender or pronoun (subctx.agreement.changes), and no form of address of a register the
+    gender or pronoun (subctx.agreement.changes: one stem's two forms), no speaker's gender the
+    translation does not show (subctx.lexicon.speaker_genders: «Я приготовила ужин» -> «Я
+    ужинал» is another verb in the other gender), and no form of address of a register the
     translation has none of (it may say less: «Ты знаешь, он ушёл» -> «Он ушёл»)."""
     kinds = agreement.changes(translation, shorter)
     if kinds - {agreement.FORMALITY}:
+        return False
+    if not lexicon.speaker_genders(shorter) <= lexicon.speaker_genders(translation):
         return False
     had, has = lexicon.address(translation), lexicon.address(shorter)
     return not any(new and not old for old, new in zip(had, has, strict=True))

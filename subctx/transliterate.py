@@ -17,8 +17,9 @@ KNOWN = {
     "chris": "Крис", "christopher": "Кристофер", "claire": "Клэр", "daniel": "Дэниел",
     "david": "Дэвид", "diana": "Диана", "edward": "Эдвард", "elizabeth": "Элизабет",
     "emily": "Эмили", "emma": "Эмма", "george": "Джордж", "grace": "Грейс", "hannah": "Ханна",
-    "helen": "Хелен", "henry": "Генри", "jack": "Джек", "jacob": "Джейкоб", "james": "Джеймс",
-    "jane": "Джейн", "jennifer": "Дженнифер", "jessica": "Джессика", "john": "Джон",
+    "helen": "Хелен", "henry": "Генри", "hermione": "Гермиона", "jack": "Джек",
+    "jacob": "Джейкоб", "james": "Джеймс", "jane": "Джейн", "jennifer": "Дженнифер",
+    "jessica": "Джессика", "john": "Джон",
     "joseph": "Джозеф", "julia": "Джулия", "kate": "Кейт", "katherine": "Кэтрин",
     "kathryn": "Кэтрин", "laura": "Лора", "linda": "Линда", "lucy": "Люси", "margaret": "Маргарет",
     "maria": "Мария", "mary": "Мэри", "matthew": "Мэттью", "michael": "Майкл",
@@ -28,6 +29,24 @@ KNOWN = {
     "thomas": "Томас", "william": "Уильям",
 }
 """Renderings the rule would miss (silent letters, old spellings), lowercase English keys."""
+
+WOMEN = frozenset(re.findall(r"[a-z]+", """
+    abigail alice alison allison amanda amy angela ann anne barbara beth carol caroline
+    catherine charlotte claire colleen diana eileen elizabeth ellen emily emma esther evelyn
+    grace gwen hannah harriet helen hermione ingrid isabel jane janet jennifer jessica jill
+    jocelyn joyce judith julia karen kate katherine kathleen kathryn laura lauren linda liz lucy
+    margaret maria mary meg megan meredith miriam monica phoebe rachel rose ruth sarah
+    sharon sophie susan
+"""))
+"""Common English first names of women, lowercase: Russian does not decline a woman's name
+that ends in a consonant (у Кэтрин, с Рэйчел), as it does a man's (у Росса)."""
+
+
+def womans_name(name: str) -> bool:
+    """Whether an English name is a woman's first name (WOMEN; of a hyphenated one, the last
+    part: Mary-Kate)."""
+    return name.split("-")[-1].lower() in WOMEN
+
 
 _VOWELS = set("aeiouy")
 _IOTATED = {"йа": "я", "йэ": "я", "йу": "ю", "йей": "ей"}

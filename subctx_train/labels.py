@@ -80,92 +80,14 @@ def register_label(russian: str, english: str = "") -> str | None:
 
 
 # -- the speaker's gender ----------------------------------------------------------------------
-
-_MASCULINE_FORMS = frozenset(m for m, _ in lexicon.SHORT_FORMS + lexicon.IRREGULAR_PAST)
-_FEMININE_FORMS = frozenset(f for _, f in lexicon.SHORT_FORMS + lexicon.IRREGULAR_PAST
-                            ) | lexicon.FEMININE_ONLY
-_OPENERS = {w: MASCULINE if w in _MASCULINE_FORMS else FEMININE for w in lexicon.SPEAKER_OPENERS}
-_QUOTED = re.compile(r"«[^»]*»|“[^”]*”|„[^“”]*[“”]|\"[^\"]*\"")
-_WHOLE_QUOTE = re.compile(r"[«“„\"]([^«»“”„\"]*)[»“”\"][.!?…]*")
-_SENTENCE = re.compile(r"([^.!?…]*)([.!?…]*)")
-_CLAUSE = re.compile(r"[,;:()\[\]«»“”„\"—–]|\s-|-\s|^-")
-_WINDOW = 6  # words after я within which its verb or adjective is looked for
-_STOPS = lexicon.CLAUSE_OPENERS | lexicon.SUBJECTS | lexicon.REPORTING_VERBS
-_NONE = "none"  # a form that agrees with я but has no gender (я и Моника были): stop, no label
-
-
-_SELF = {m: MASCULINE for m, _ in lexicon.SELF_WORDS} | {f: FEMININE for _, f in lexicon.SELF_WORDS}
-_AFTER_SELF = lexicon._forms("из самый самая")  # я один из них, я та самая
-
-
-def _form_gender(word: str, adjective_place: bool, next_word: str | None) -> str | None:
-    """MASCULINE / FEMININE for a form that agrees with a subject in that gender, _NONE for a
-    plural or neuter past tense, None for other words; `adjective_place`: nothing but words
-    like не / так / был stands between я and the word; `next_word`: None at the clause end."""
-    clause_end = next_word is None
-    if word in _SELF:
-        return _SELF[word] if adjective_place and (clause_end or next_word in _AFTER_SELF) \
-            else None
-    if word in _MASCULINE_FORMS:
-        return MASCULINE
-    if word in _FEMININE_FORMS:
-        return FEMININE
-    past = lexicon.PAST_TENSE.fullmatch(word)
-    if past and past.group(1) not in lexicon.NOT_PAST_STEMS:
-        return {"л": MASCULINE, "ла": FEMININE}.get(past.group(2), _NONE)
-    if adjective_place and clause_end and word not in lexicon.NOT_ADJECTIVES and len(word) > 3:
-        if word.endswith(("ый", "ий", "ой")):
-            return MASCULINE
-        if word.endswith(("ая", "яя")):
-            return FEMININE
-    return None
-
-
-def _after_i(words: list[str]) -> str | None:
-    """The gender of what agrees with я among the words after it in its clause."""
-    for k, word in enumerate(words[:_WINDOW]):
-        after = words[k + 1] if k + 1 < len(words) else None
-        if word in _STOPS and after not in lexicon.INDEFINITE:  # что, not что-то
-            return None
-        adjective_place = all(w in lexicon.BEFORE_PREDICATE for w in words[:k])
-        gender = _form_gender(word, adjective_place, after)
-        if gender is not None:
-            return None if gender == _NONE else gender
-        if lexicon.INFINITIVE.fullmatch(word):  # я не буду использовать портал
-            return None
-    return None
-
-
-def _before_i(words: list[str]) -> str | None:
-    """The gender of a past tense before бы я («Хотел бы я...», «Знала бы я»)."""
-    if len(words) >= 2 and words[-1] == "бы":
-        gender = _form_gender(words[-2], False, "я")
-        return gender if gender in (MASCULINE, FEMININE) else None
-    return None
-
-
-def speaker_genders(russian: str) -> set[str]:
-    """The genders the forms that agree with the speaker show (empty: none)."""
-    found: set[str] = set()
-    text = russian.strip()
-    if whole := _WHOLE_QUOTE.fullmatch(text):  # a line said whole in quotes is the speaker's
-        text = whole.group(1)
-    text = _QUOTED.sub(",", text)
-    for body, end in _SENTENCE.findall(text):
-        clauses = [lexicon.words(c) for c in _CLAUSE.split(body)]
-        clauses = [c for c in clauses if c]
-        if clauses and clauses[0][0] in _OPENERS and "?" not in end:
-            found.add(_OPENERS[clauses[0][0]])
-        for ws in clauses:
-            for i, w in enumerate(ws):
-                if w == "я" and (gender := _after_i(ws[i + 1:]) or _before_i(ws[:i])):
-                    found.add(gender)
-    return found
+# subctx.lexicon.speaker_genders: the one reading of what agrees with я, which the app's
+# reading-speed fit uses too (a shorter translation shows no other speaker's gender)
+_AS_LABEL = {lexicon.MASCULINE: MASCULINE, lexicon.FEMININE: FEMININE}
 
 
 def speaker_label(russian: str) -> str | None:
     """MASCULINE or FEMININE where what agrees with я says one gender only, else None."""
-    found = speaker_genders(russian)
+    found = {_AS_LABEL[g] for g in lexicon.speaker_genders(russian)}
     return found.pop() if len(found) == 1 else None
 
 

@@ -166,3 +166,14 @@ def test_orders_questions_and_words_of_address():
                    "It's a big day today.", "It just seems like a small number.",
                    "Can we watch Joey's show now, please?", "Cambodia found itself squeezed."):
         assert not needs_context(source), source
+
+
+def test_the_speakers_gender_of_a_line():
+    """subctx.lexicon.speaker_genders, which the data labeller (subctx_train.labels, measured
+    on hand-labelled targets in test_labels) and the reading-speed fit share."""
+    from subctx import lexicon
+
+    assert lexicon.speaker_genders("Я приготовила ужин для тебя.") == {lexicon.FEMININE}
+    assert lexicon.speaker_genders("Я ужинал для тебя.") == {lexicon.MASCULINE}
+    assert lexicon.speaker_genders("Я знаю, что она ушла.") == set()
+    assert lexicon.speaker_genders("Я думал, она ушла.") == {lexicon.MASCULINE}

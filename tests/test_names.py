@@ -22,11 +22,12 @@ from subctx.names import (
     find_names,
     find_renderings,
     forced_names,
+    has_rendering,
     inflect,
     keep_renderings,
     settle_names,
 )
-from subctx.transliterate import transliterate
+from subctx.transliterate import transliterate, womans_name
 from subctx.units import plan_document
 from tests.helpers import write_srt
 from tests.test_reading import Paraphraser, srt
@@ -67,6 +68,13 @@ def test_declension_classes():
         ["a", "hard", "fixed", "fixed"]
 
 
+def test_a_womans_name_in_a_consonant_is_not_declined():
+    assert womans_name("Katherine") and womans_name("Mary-Kate") and not womans_name("Ross")
+    assert declension("Кэтрин", woman=True) == "fixed" and declension("Моника", woman=True) == "a"
+    assert [inflect("Кэтрин", case, woman=True) for case in ("gen", "ins")] == ["Кэтрин"] * 2
+    assert inflect("Моника", "gen", woman=True) == "Моники"
+
+
 # -- finding names and renderings -------------------------------------------------------------
 def test_names_are_capitalised_inside_a_sentence_and_never_lowercase():
     sources = ["Joey, come here.", "I told Joey and Monica.", "Art is long.",
@@ -95,6 +103,43 @@ def test_renderings_are_found_in_any_case_form_and_in_latin_letters():
     assert find_renderings("Kate", "Мэри-Кейт пришла.", ["Кейт"]) == []
 
 
+def test_hyphenated_names_are_one_name_in_english_and_in_russian():
+    assert find_names(["Did Jean-Luc call?", "I saw Mary-Kate and Jean-Luc."]) == \
+        {"Jean-Luc": [0, 1], "Mary-Kate": [1]}
+    assert forced_names(Glossary({"Jean-Luc": "Жан-Люк", "New York": "Нью-Йорк"})) == \
+        {"Jean-Luc": "Жан-Люк"}
+    [found] = find_renderings("Jean-Luc", "Позвонил Жан-Люку?", ["Джин-Лук", "Жан-Люк"])
+    assert (found.word, found.nominative, found.case) == ("Жан-Люку", "Жан-Люк", "dat")
+    assert find_renderings("Mary", "Мэри-Кейт пришла.", ["Мэри"]) == []  # not half of it
+    # a glossary's hyphenated rendering, declined, is there
+    assert has_rendering("Мы живем в Нью-Йорке.", "Нью-Йорк")
+    assert has_rendering("Я вчера видел Мэри-Кейт.", "Мэри-Кейт")
+    assert not has_rendering("Мы живем в Йорке.", "Нью-Йорк")
+    assert not has_rendering("Жан-Луууу?", "Жан-Люк")  # not a longer word's start
+    assert has_rendering("Учу Си-плюс-плюсу.", "Си-плюс-плюс")  # a word not a name: any ending
+    assert has_rendering("Я видел Мэри-Кейт.", "Кейт")  # a part of one is a word too
+
+
+def test_a_name_partly_in_latin_letters_or_in_camel_case_is_found():
+    [mixed] = find_renderings("Hermione", "Ееmione и Рон здесь.", ["Гермиона"])
+    assert (mixed.word, mixed.case) == ("Ееmione", "nom") and mixed.latin
+    [mixed] = find_renderings("Hermione", "Без Herмионы.", ["Гермиона"])
+    assert (mixed.word, mixed.case) == ("Herмионы", "gen") and mixed.latin
+    assert find_renderings("Hermione", "Это Ееmx.", ["Гермиона"]) == []  # not the name's
+    [camel] = find_renderings("McAllister", "Позвони МакАллестеру.", ["Макэллистер"])
+    assert (camel.nominative, camel.case) == ("МакАллестер", "dat") and not camel.latin
+
+
+def test_a_truncated_word_is_found_as_truncated():
+    """The controls model wrote «Уитд» for Whitfield: 0.73 like «Уитфилд» by difflib, above the
+    0.72 a rendering needs, but three of its letters are missing."""
+    [found] = find_renderings("Whitfield", "Кэтрин Уитд идет.", ["Уитфилд"])
+    assert found.word == "Уитд" and found.truncated
+    assert [(f.word, f.truncated) for f in find_renderings("Joey", "Позвони Джо и Джои.",
+                                                           ["Джоуи"])] == \
+        [("Джо", False), ("Джои", False)]  # two letters less is another way to write it
+
+
 # -- settling a document ----------------------------------------------------------------------
 def _result(table, *lines):
     sub = parse_srt_text(srt(*[(2.0 * i, 2.0 * i + 1.5, line) for i, line in enumerate(lines)]))
@@ -118,6 +163,84 @@ def test_each_name_is_written_the_way_the_model_wrote_it_most_in_its_case_form()
                               "Скажи Россу.", "С Росс.", "Я видел Росс."]
     assert report.renderings == {"Joey": "Джоуи", "Ross": "Росс"}
     assert report.changed == [0, 4, 5] and not model.asked  # no glossary: nothing re-decoded
+
+
+def test_a_truncated_rendering_is_not_written_for_the_right_one():
+    """A user trial (wf.srt, controls model): «Кэтрин Уитд» and «Мистер Уитфилд» became «Уитд»
+    both: the tie went to the first written, and «Уитд» passed for a rendering."""
+    table = {"He said that Katherine Whitfield is coming to dinner.":
+             [("Он сказал, что Кэтрин Уитд идет к ужину.", -0.3)],
+             "Mr. Whitfield, please sit down.": [("Мистер Уитфилд, пожалуйста, садитесь.", -0.3)]}
+    result, model, options = _result(table, *table)
+    report = settle_names(result, model, options)
+    assert result.texts() == ["Он сказал, что Кэтрин Уитфилд идет к ужину.",
+                              "Мистер Уитфилд, пожалуйста, садитесь."]
+    assert report.renderings == {"Whitfield": "Уитфилд"}
+    # where the model wrote only truncated forms, the transliteration is written
+    table = {"Call Whitfield.": [("Позвони Уитду.", -0.3)],
+             "Mr. Whitfield is here.": [("Мистер Уитд здесь.", -0.3)]}
+    result, model, options = _result(table, *table)
+    settle_names(result, model, options)
+    assert result.texts() == ["Позвони Уитфилду.", "Мистер Уитфилд здесь."]
+
+
+def test_of_two_renderings_as_frequent_the_one_closer_to_the_transliteration_is_written():
+    table = {"Call Whitfield.": [("Позвони Уитфилту.", -0.3)],
+             "Mr. Whitfield is here.": [("Мистер Уитфилд здесь.", -0.3)]}
+    result, model, options = _result(table, *table)
+    report = settle_names(result, model, options)
+    assert result.texts() == ["Позвони Уитфилду.", "Мистер Уитфилд здесь."]
+    assert report.renderings == {"Whitfield": "Уитфилд"}
+
+
+def test_a_name_partly_in_latin_letters_gets_the_rendering_and_camel_case_is_unified():
+    """A user trial (hm.srt): «Ееmione и Рон здесь.» kept its Latin letters."""
+    table = {"Could it be Hermione?": [("Не могли бы быть Гермиона?", -0.3)],
+             "Hermione and Ron are here.": [("Ееmione и Рон здесь.", -0.3)],
+             "Call McAllister.": [("Позвони МакАллестеру.", -0.3)],
+             "McAllister is here.": [("Макаллистер здесь.", -0.3)],
+             "I saw McAllister.": [("Я видел Макаллистера.", -0.3)]}
+    result, model, options = _result(table, *table)
+    settle_names(result, model, options)
+    assert result.texts() == ["Не могли бы быть Гермиона?", "Гермиона и Рон здесь.",
+                              "Позвони Макаллистеру.", "Макаллистер здесь.",
+                              "Я видел Макаллистера."]
+
+
+def test_a_glossary_with_hyphenated_renderings_needs_no_second_decoding():
+    """A user trial (hy.srt, ghy.tsv): «Мы живем в Нью-Йорке.» was listed as lacking «Нью-Йорк»
+    and decoded again for nothing."""
+    table = {"We live in New York.": [("Мы живем в Нью-Йорке.", -0.3)],
+             "Did Jean-Luc call?": [("Позвонил Жан-Люк?", -0.3)],
+             "Call Jean-Luc.": [("Позвони Джин-Люку.", -0.3)]}
+    glossary = Glossary({"New York": "Нью-Йорк", "Jean-Luc": "Жан-Люк"})
+    result, model, options = _result(table, *table)
+    report = settle_names(result, model, options, NameRule(glossary=glossary))
+    assert result.texts() == ["Мы живем в Нью-Йорке.", "Позвонил Жан-Люк?", "Позвони Жан-Люку."]
+    assert report.missing == [] and report.redecoded == 0 and not model.asked
+
+
+def test_a_glossarys_womans_name_in_a_consonant_is_written_undeclined():
+    """A user trial (controls model, `Katherine Whitfield<TAB>Кэтрин Уитфилд`): «Кэтрина, где
+    вы взяли...» was kept, read as the genitive of «Кэтрин» as if it were a man's name. Russian
+    does not decline a woman's name that ends in a consonant; a man's it does."""
+    table = {"Katherine, where did you get the keys?": [("Кэтрина, где вы взяли ключи?", -0.3)],
+             "This is Katherine's bag.": [("Это сумка Кэтрина.", -0.3)],
+             "I talked with Katherine.": [("Я говорил с Кэтриной.", -0.3)],
+             "I saw Mr. Whitfield.": [("Я видел мистера Уитфилда.", -0.3)]}
+    glossary = Glossary({"Katherine Whitfield": "Кэтрин Уитфилд"})
+    result, model, options = _result(table, *table)
+    settle_names(result, model, options, NameRule(glossary=glossary))
+    assert result.texts() == ["Кэтрин, где вы взяли ключи?", "Это сумка Кэтрин.",
+                              "Я говорил с Кэтрин.", "Я видел мистера Уитфилда."]
+
+
+def test_a_glossarys_womans_name_gets_a_womans_stand_in():
+    table = {"Ask Ingrid.": [("Спроси её.", -0.3)],
+             "Ask Anna.": [("Спроси Анну.", -0.3)]}
+    result, model, options = _result(table, "Ask Ingrid.")
+    report = settle_names(result, model, options, NameRule(glossary=Glossary({"Ingrid": "Ингрид"})))
+    assert result.texts() == ["Спроси Ингрид."] and report.missing == []
 
 
 def test_a_name_said_once_is_left_alone_unless_it_is_in_latin_letters():
@@ -175,6 +298,16 @@ def test_glossary_files(tmp_path):
         path.write_text(text, encoding="utf-8")
         with pytest.raises(GlossaryError, match=message):
             Glossary.read(path)
+    # a term given two renderings: refused, naming both lines (the same line twice is no error;
+    # a lowercase term is any case's)
+    for text, message in [("Joey\tДжои\n# x\nJoey\tДжо\n",
+                           "g.tsv:3: 'Joey' is given 'Джо' here and 'Джои' on line 1"),
+                          ("Joey\tДжои\njoey\tДжо\n", "g.tsv:2: 'joey' is given 'Джо'")]:
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(GlossaryError, match=message):
+            Glossary.read(path)
+    path.write_text("Joey\tДжоуи\nJoey\tДжоуи\nUS\tСША\nUs\tНас\n", encoding="utf-8")
+    assert Glossary.read(path).entries == {"Joey": "Джоуи", "US": "США", "Us": "Нас"}
     path.write_bytes(b"Joey\t\xcf\xf0\xe8\n")
     with pytest.raises(GlossaryError, match="not UTF-8"):
         Glossary.read(path)

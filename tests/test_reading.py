@@ -130,6 +130,23 @@ def test_no_address_or_gender_choice_is_changed():
     assert not keeps_choices("Я нашла её вчера вечером.", "Я нашла его.")
 
 
+def test_a_shorter_translation_shows_no_other_speakers_gender():
+    """Another verb in the other gender is a change too, not only one stem's two forms (a user
+    trial: «Я приготовила ужин для тебя.» became «Я ужинал для тебя.»)."""
+    english = "I made dinner for you."
+    table = {english: [("Я приготовила ужин для тебя.", -0.5), ("Я ужинал для тебя.", -0.55),
+                       ("Я сделала ужин тебе.", -0.6)]}  # 28, 18 and 20 characters: 22 fit
+    result, report, _ = fitted(table, (10.0, 11.3, english))
+    assert result.texts() == ["Я сделала ужин тебе."] and report.shortened == [0]
+    assert not keeps_choices("Я приготовила ужин для тебя.", "Я ужинал для тебя.")
+    assert not keeps_choices("Рада тебя видеть, правда.", "Рад тебя видеть.")
+    # none shown before: none brought in; one shown: it may be left out, or said another way
+    assert not keeps_choices("Ужин для тебя готов.", "Я ужинал.")
+    assert keeps_choices("Я приготовила ужин для тебя.", "Ужин для тебя.")
+    assert keeps_choices("Я приготовила ужин для тебя.", "Я сварила ужин.")
+    assert keeps_choices("Я знаю, что он ушёл навсегда.", "Он ушёл.")  # not the speaker's
+
+
 def test_a_cue_over_its_lines_gets_fewer_lines_and_turns_are_not_shortened_in_vain():
     english = "Something long enough for three lines."
     table = {english: [("Что-то достаточно длинное для трёх строк подряд.", -0.5),
