@@ -39,6 +39,8 @@ from subctx.markup import (
 from subctx.wrap import DEFAULT_MAX_LINES, DEFAULT_WIDTH, wrap_text
 
 MAX_UNIT_CHARS = 400
+_LONE_I = re.compile(r"\bi\b")
+_SENTENCE_START = re.compile(r"(?:^|[.!?\u2026]\s+)[^\W\d_]")
 _POSITION = re.compile(r"\{\\[^{}]*\}")
 _SENTENCE_END = re.compile(r"(?<=[.!?\u2026])\s+")
 _LETTER = re.compile(r"[^\W\d_]")
@@ -65,6 +67,8 @@ class Turn:
     units: list[int] = field(default_factory=list)
     prefix: Prefix = field(default_factory=Prefix)
     note_unit: int | None = None  # the unit translating prefix.note
+    capitals: bool = False  # its words were all in capitals (SDH): so is the translation
+    note_capitals: bool = False  # and its sound note's
 
 
 @dataclass
@@ -242,6 +246,8 @@ def plan_document(sub: SubtitleFile, max_unit_chars: int = MAX_UNIT_CHARS) -> Do
                 notes.append((turn, index))
             if not _LETTER.search(text):
                 continue  # nothing to translate: music notes, '...', numbers
+            turn.capitals = all_capitals(text)
+            text = sentence_case(text) if turn.capitals else text
             pieces = [text] if len(text) <= max_unit_chars else _chunks(text, max_unit_chars)
             if len(pieces) > 1:
                 warnings.append(f"cue {label}: {len(text)} characters; translated in "
@@ -251,10 +257,67 @@ def plan_document(sub: SubtitleFile, max_unit_chars: int = MAX_UNIT_CHARS) -> Do
                 units.append(Unit(piece, cue.start, cue.end, index))
         layouts.append(layout)
     for turn, index in notes:  # after every sentence, untimed: outside every context chain
-        turn.note_unit = len(units)
-        units.append(Unit(turn.prefix.note.core, None, None, index))  # type: ignore[union-attr]
+        note = turn.prefix.note.core  # type: ignore[union-attr]
+        turn.note_unit, turn.note_capitals = len(units), all_capitals(note)
+        units.append(Unit(sentence_case(note) if turn.note_capitals else note, None, None,
+                          index))
     return DocumentPlan(layouts, units, warnings)
 
+
+def all_capitals(text: str) -> bool:
+    """Words written all in capitals ('WHERE ARE YOU GOING?', '[MUSIC PLAYING]'), as
+    subtitles for the deaf write them: a model reads them as rare pieces, so they are
+    translated in sentence case and the translation is written in capitals."""
+    cased = [c for c in text if c.isupper() or c.islower()]
+    return len(cased) >= 2 and all(c.isupper() for c in cased)
+
+
+def sentence_case(text: str) -> str:
+    """'WHERE ARE YOU GOING? I'M HERE.' -> "Where are you going? I'm here."."""
+    lowered = _LONE_I.sub("I", text.lower())
+    return _SENTENCE_START.sub(lambda m: m.group(0).upper(), lowered)
+
+
+def _turn_lines(turn: Turn, text: str, width: int) -> list[str]:
+    """A dialogue turn's lines: its dash and tags around its text, broken into balanced
+    lines where it is over `width`."""
+    room = max(width - visible_length(turn.lead + turn.dash + turn.trail), 1)
+    wrapped = wrap_text(text, room, 1) or [""]
+    wrapped[0] = f"{turn.lead}{turn.dash}{wrapped[0]}"
+    wrapped[-1] = f"{wrapped[-1]}{turn.trail}"
+    return wrapped
+
+
+def read_cue(layout: CueLayout, lines: list[str]) -> dict[int, str] | None:
+    """The unit translations a translated cue holds, the inverse of `render_cue`: its lines
+    laid out as the English cue was (labels, sound notes, dashes, tags, brackets and music
+    notes taken off), turn by turn; a turn translated in several pieces has its sentences
+    spread over them. None where the lines do not line up with the English turns (a dialogue
+    cue rewritten as one line)."""
+    if not layout.units:
+        return {}
+    theirs, texts, _ = _layout_cue(Cue(None, "", None, None, list(lines)))
+    if len(theirs.turns) != len(layout.turns):
+        return None
+    found: dict[int, str] = {}
+    for ours, turn, text in zip(layout.turns, theirs.turns, texts, strict=True):
+        if ours.note_unit is not None:
+            if turn.prefix.note is None:
+                return None
+            found[ours.note_unit] = turn.prefix.note.core
+        if ours.units:
+            found |= dict(zip(ours.units, _spread(text, len(ours.units)), strict=True))
+    return found
+
+
+def _spread(text: str, pieces: int) -> list[str]:
+    """A turn's translation over the units it was translated in: its sentences in order, as
+    evenly as they come (a piece may be empty)."""
+    sentences = [s for s in _SENTENCE_END.split(text.strip()) if s] or [""]
+    out: list[list[str]] = [[] for _ in range(pieces)]
+    for i, sentence in enumerate(sentences):
+        out[i * pieces // len(sentences)].append(sentence)
+    return [" ".join(part) for part in out]
 
 def _written(translation: str) -> str:
     """A translation as cue text: its whitespace, line breaks and line separators (a model's, or
@@ -279,6 +342,7 @@ def render_cue(
 
     def turn_text(turn: Turn) -> str:
         text = _written(" ".join(translations[u] for u in turn.units))
+        text = text.upper() if turn.capitals else text
         if not text:  # nothing to translate, or an empty translation: the English stays
             body = turn.annotation.restore(turn.annotation.core)
         else:
@@ -288,6 +352,7 @@ def render_cue(
         note = turn.prefix.note
         if note is not None:
             said = (translations[turn.note_unit] if turn.note_unit is not None else note.core)
+            said = said.upper() if turn.note_capitals else said
             inner = _written(said).strip("[]()").strip() or note.core
             body = f"{note.restore(inner)} {body}".strip()
         return f"{turn.prefix.label}{body}"
@@ -298,8 +363,8 @@ def render_cue(
         words = wrap_text(turn_text(layout.turns[0]), max(room, 1), max_lines,
                           min_lines=len(lyric.dress))
         lines = lyric.lines(words)
-    elif layout.dialogue:
-        lines = [f"{t.lead}{t.dash}{turn_text(t)}{t.trail}" for t in layout.turns]
+    elif layout.dialogue:  # a line per turn, more where a turn is over the width
+        lines = [line for t in layout.turns for line in _turn_lines(t, turn_text(t), width)]
     else:
         turn = layout.turns[0]
         wrapped = wrap_text(turn_text(turn), width, max_lines) or [""]

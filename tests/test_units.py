@@ -282,3 +282,56 @@ def test_what_a_translation_cannot_write_into_a_cue():
     assert out[0] == ["- Hi. Hi.", "- Fine. Fine."]
     # '-->' would be a timing line to SubRip and WebVTT readers
     assert rendered(p, fn=lambda s: "A --> B")[1] == ["A \u2192 B"]
+
+
+def test_a_translated_cue_reads_back_into_its_unit_translations():
+    from subctx.units import read_cue
+    film = ("1\n00:00:01,000 --> 00:00:03,000\nJOHN: Did you see my keys?\n\n"
+            "2\n00:00:03,500 --> 00:00:05,000\n(sighs) I think you lost them.\n\n"
+            "3\n00:00:05,500 --> 00:00:07,000\n- [laughs] Are you sure?\n- Yes, I saw it.\n\n"
+            "4\n00:00:07,500 --> 00:00:09,000\n<i>Can you help me?</i>\n\n"
+            "5\n00:00:09,500 --> 00:00:11,000\n[Where are you going?]\n\n"
+            "6\n00:00:11,500 --> 00:00:13,000\n♪ Hello darkness, my old friend ♪\n"
+            "♪ I've come to talk with you again ♪\n\n"
+            "7\n00:00:13,500 --> 00:00:15,000\n" + "It goes on and on. " * 30 + "\n")
+    plan = plan_document(parse_srt_text(film))
+    assert len(plan.layouts[6].units) == 2  # translated in two pieces
+    texts = [f"Строка {u}. Ещё одно предложение." for u in range(len(plan.units))]
+    for layout in plan.layouts:
+        back = read_cue(layout, render_cue(layout, texts))
+        assert back is not None and set(back) == set(layout.units)
+        if len(layout.units) == 1 or layout.dialogue or layout.turns[0].note_unit is not None:
+            assert all(back[u] == texts[u] for u in back)  # the label is not part of it
+        else:  # pieces of one turn: the same sentences, spread in order
+            assert " ".join(back[u] for u in layout.units) == \
+                " ".join(texts[u] for u in layout.units)
+    # a dialogue cue rewritten as one line does not line up with its turns
+    assert read_cue(plan.layouts[2], ["Ты уверен? Да, я видел."]) is None
+
+
+def test_a_dialogue_turn_over_the_width_gets_more_lines_and_reads_back():
+    from subctx.units import read_cue
+    cue = ("1\n00:00:01,000 --> 00:00:04,000\n- <i>Where did you put the keys?</i>\n"
+           "- On the table.\n")
+    plan = plan_document(parse_srt_text(cue))
+    layout = plan.layouts[0]
+    long = "Куда ты положил ключи, которые я оставила тебе вчера вечером?"
+    lines = render_cue(layout, [long, "На стол."], width=42)
+    assert len(lines) == 3 and all(len(line.replace("<i>", "").replace("</i>", "")) <= 42
+                                   for line in lines)
+    assert lines[0].startswith("<i>- ") and lines[1].endswith("</i>")
+    assert lines[2] == "- На стол."
+    assert read_cue(layout, lines) == {0: long, 1: "На стол."}
+
+
+def test_lines_in_capitals_are_translated_in_sentence_case_and_written_in_capitals():
+    film = ("1\n00:00:01,000 --> 00:00:03,000\nWHERE ARE YOU GOING? I'M HERE.\n\n"
+            "2\n00:00:03,500 --> 00:00:05,000\n[MUSIC PLAYING]\n\n"
+            "3\n00:00:05,500 --> 00:00:07,000\n(SIGHS) I know the FBI.\n")
+    plan = plan_document(parse_srt_text(film))
+    assert [u.text for u in plan.units] == ["Where are you going? I'm here.",
+                                            "I know the FBI.", "Music playing", "Sighs"]
+    russian = ["Куда ты идёшь? Я здесь.", "Я знаю ФБР.", "музыка играет", "вздыхает"]
+    lines = [render_cue(layout, russian) for layout in plan.layouts]
+    assert lines == [["КУДА ТЫ ИДЁШЬ? Я ЗДЕСЬ."], ["[МУЗЫКА ИГРАЕТ]"],
+                     ["(ВЗДЫХАЕТ) Я знаю ФБР."]]
