@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from subctx.contract import AttentionMap, Hypothesis, Request, Translation
 from subctx.decoding import DecodeOptions
 from subctx.formats.srt import parse_srt_text
+from subctx.guard import GuardSettings
 from subctx.review.session import ReviewSession
 from subctx.units import plan_document
 
@@ -80,12 +81,15 @@ class FakeTranslator:
         return out
 
 
-def make_session(context: int = 1) -> ReviewSession:
+def make_session(context: int = 1, options: DecodeOptions | None = None) -> ReviewSession:
+    """The film under review; by default every change context makes is kept (scope `all`,
+    no guard: the fake's context mark would not pass the guard's score check)."""
     sub = parse_srt_text(FILM)
     plan = plan_document(sub)
     translator = FakeTranslator()
     texts = [translator._text(Request(u.text)) for u in plan.units]
-    session = ReviewSession(sub, plan, translator, DecodeOptions(context=context), texts)
+    options = options or DecodeOptions(context=context, guard=GuardSettings(enabled=False))
+    session = ReviewSession(sub, plan, translator, options, texts)
     for u in range(len(plan.units)):
         session.analyze(u)
     return session

@@ -89,8 +89,11 @@ def test_save_writes_srt_and_review_log(tmp_path):
     text = out.read_text(encoding="utf-8")
     assert "00:00:05,500 --> 00:00:07,000\nВы её видите?" in text
     assert "- Где твой брат?\n- В школе." in text
-    entries = json.loads(log.read_text(encoding="utf-8"))
+    state = json.loads(log.read_text(encoding="utf-8"))
+    entries = state["decisions"]
     assert [e["action"] for e in entries] == ["pick 2", "accept"]
+    assert state["yours"] == [1, 2]
+    assert state["lines"][2] == {"english": "Can you see it?", "russian": "Вы её видите?"}
     assert entries[0]["before"] == "Ты её видишь?" and entries[0]["after"] == "Вы её видите?"
     assert entries[0]["alternatives"] and "probability" in entries[0]["alternatives"][0]
     assert not s.dirty
@@ -108,10 +111,13 @@ def test_reopening_resumes_the_decisions_of_the_review_log(tmp_path):
     assert again.resume(log) == 4
     assert again.accepted == {2, 4}
     assert 2 not in again.flagged_units() and 4 not in again.flagged_units()
-    entries = json.loads(log.read_text(encoding="utf-8"))
+    entries = json.loads(log.read_text(encoding="utf-8"))["decisions"]
     entries[0]["english"] = "Another film's line."
+    # a log of format 1 (the bare list of decisions) is replayed
     (tmp_path / "other.json").write_text(json.dumps(entries), encoding="utf-8")
-    assert make_session().resume(tmp_path / "other.json") == 3  # the stranger is skipped
+    old = make_session()
+    assert old.resume(tmp_path / "other.json") == 3  # the stranger is skipped
+    assert old.accepted == {4}
 
 
 def test_a_flag_needs_a_close_runner_up_that_chose_differently():
@@ -199,3 +205,100 @@ def test_with_a_tagged_model_carrying_a_choice_translates_again_with_the_registe
     [change] = s.carry_choice(0)
     assert change.unit == 1 and s.texts[1] == "Вы хотели бы кофе?"
     assert model.asked[0] == ("<frm>", "<fem>")  # the register tag, then the others (an "I")
+
+
+TRICKY = ("1\n00:00:01,000 --> 00:00:03,000\nJOHN: Did you see my keys?\n\n"
+          "2\n00:00:03,500 --> 00:00:05,000\n(sighs) I think you lost them.\n\n"
+          "3\n00:00:05,500 --> 00:00:07,000\n- Where is your brother?\n- At school.\n")
+
+
+def tricky_session() -> ReviewSession:
+    from subctx.contract import Request
+    from subctx.formats.srt import parse_srt_text
+    from subctx.guard import GuardSettings
+    from subctx.units import plan_document
+    from tests.review_fixtures import FakeTranslator
+
+    sub = parse_srt_text(TRICKY)
+    plan = plan_document(sub)
+    translator = FakeTranslator()
+    texts = [translator._text(Request(u.text)) for u in plan.units]
+    return ReviewSession(sub, plan, translator,
+                         DecodeOptions(context=1, guard=GuardSettings(enabled=False)), texts)
+
+
+def reread(path, session: ReviewSession):
+    from subctx.review.loader import read_translation, translated_cues
+    from subctx.review.session import read_saved_review
+
+    log = path.with_suffix(".review.json")
+    return read_translation(session.plan, translated_cues(session.plan, path, None),
+                            read_saved_review(log, session.plan))
+
+
+def test_reopening_gives_back_every_line_as_saved(tmp_path):
+    s = tricky_session()
+    words = next(u for u, unit in enumerate(s.plan.units) if unit.text.startswith("I think"))
+    s.set_text(words, "Мне кажется, ты их потерял.")
+    out = tmp_path / "film.ru.srt"
+    log = s.save(out)
+    reading = reread(out, tricky_session())
+    assert reading.texts == s.texts and not reading.yours and not reading.as_written
+    assert not any(t.startswith("JOHN") for t in reading.texts)  # the label is not the line's
+    again = tricky_session()
+    again.texts = list(reading.texts)
+    again.resume(log)
+    assert words in again.accepted
+    again.save(out)
+    assert out.read_text(encoding="utf-8").count("JOHN:") == 1  # saved twice, one label
+
+
+def test_lines_edited_in_another_program_are_kept_as_a_persons(tmp_path):
+    s = tricky_session()
+    out = tmp_path / "film.ru.srt"
+    s.save(out)
+    text = out.read_text(encoding="utf-8")
+    text = text.replace(s.texts[0], "Ты видел мои ключи, Джон?")
+    text = text.replace(f"- {s.texts[2]}\n- {s.texts[3]}", "Где брат? В школе.")
+    out.write_text(text, encoding="utf-8")
+    reading = reread(out, tricky_session())
+    assert reading.texts[0] == "Ты видел мои ключи, Джон?"
+    assert reading.yours == {0, 2, 3} and reading.as_written == {2: ["Где брат? В школе."]}
+    mended = tricky_session()
+    mended.texts = list(reading.texts)
+    mended.as_written = dict(reading.as_written)
+    assert mended.cue_lines()[2] == ["Где брат? В школе."]  # written as the person wrote it
+    mended.set_text(2, "Где твой брат?")  # a line of it changed here: the cue is rebuilt
+    assert mended.cue_lines()[2] == ["- Где твой брат?", "- В школе."]
+    mended.undo()
+    assert mended.cue_lines()[2] == ["Где брат? В школе."]
+
+
+def test_undo_gives_back_whose_lines_were_whose():
+    s = make_session()
+    s.set_text(2, "Вы её видите?")
+    s.set_text(2, "Вы её видите? Правда?")
+    s.undo()
+    assert s.texts[2] == "Вы её видите?" and 2 in s.accepted and 2 not in s.flagged_units()
+    s.accept(4)
+    s.undo()  # an accept is undone like any change
+    assert 4 not in s.accepted and s.texts[2] == "Вы её видите?"
+
+
+def test_the_same_text_again_accepts_the_line_and_translates_nothing():
+    s = make_session()
+    before = list(s.texts)
+    assert s.set_text(1, s.texts[1], "pick 1") == []
+    assert s.texts == before and 1 in s.accepted and 1 not in s.flagged_units()
+
+
+def test_lines_translated_again_pass_the_context_scope():
+    from subctx.decoding import SCOPES
+    from subctx.guard import GuardSettings
+
+    every = make_session()
+    assert [c.unit for c in every.set_text(1, "Он был на столе.")] == [2]
+    agreement = make_session(options=DecodeOptions(
+        context=1, scope=SCOPES["agreement"], guard=GuardSettings(enabled=False)))
+    # the fake's context mark changes no pronoun and no ты/вы: the line stays as it was
+    assert agreement.set_text(1, "Он был на столе.") == []

@@ -1,6 +1,7 @@
 """The review TUI driven by Textual's Pilot, plus screen snapshots."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -68,7 +69,7 @@ async def test_accept_save_and_quit(app, tmp_path):
         await pilot.pause()
         assert (tmp_path / "film.ru.srt").exists()
         log = json.loads((tmp_path / "film.ru.review.json").read_text(encoding="utf-8"))
-        assert log[0]["action"] == "accept"
+        assert log["decisions"][0]["action"] == "accept"
         await pilot.press("q")
         await pilot.pause()
     assert app.return_code == 0 or app.return_code is None
@@ -178,7 +179,7 @@ async def test_the_header_follows_the_session(app):
         assert app.sub_title == "film.ru.srt  saved"
         await pilot.press("u")
         assert app.title == "subctx review — film.srt — 3 choices to review"
-        assert app.sub_title == "film.ru.srt [unsaved]  saved"
+        assert app.sub_title == "film.ru.srt [unsaved]"  # no longer saved
 
 
 async def test_the_table_rows_follow_the_session(app):
@@ -188,9 +189,9 @@ async def test_the_table_rows_follow_the_session(app):
         assert table.get_cell("1", "flag").plain == "✓"
         await pilot.press("3")  # cue 3 (now current): its third alternative
         await pilot.pause()
-        assert table.get_cell("2", "ru") == app.session.texts[2] != "Ты её видишь?"
+        assert table.get_cell("2", "ru").plain == app.session.texts[2] != "Ты её видишь?"
         await pilot.press("u")
-        assert table.get_cell("2", "ru") == "Ты её видишь?"
+        assert table.get_cell("2", "ru").plain == "Ты её видишь?"
 
 
 async def test_g_translates_the_line_again_as_said_by_a_woman_then_a_man(tmp_path):
@@ -254,3 +255,173 @@ def test_g_turns_the_past_tense_where_the_model_did_not_follow_its_tag():
     assert toward_speaker("Я потеряла сумку.", feminine=True) is None  # already hers
     assert toward_speaker("Он потерял сумку.", feminine=True) is None  # no я: not the speaker's
     assert toward_speaker("Я потеряла сумку.", feminine=False) == "Я потерял сумку."
+
+
+def _review(tmp_path, sub, texts: list[str], name: str = "film.ru.srt") -> ReviewApp:
+    """The app on a film of its own (a parsed SubtitleFile) with these Russian lines."""
+    from subctx.decoding import DecodeOptions
+    from subctx.review.session import ReviewSession
+    from subctx.units import plan_document
+    from tests.review_fixtures import FakeTranslator
+
+    session = ReviewSession(sub, plan_document(sub), FakeTranslator(), DecodeOptions(context=1),
+                            texts)
+    return ReviewApp(session, tmp_path / name)
+
+
+def _notices(app: ReviewApp) -> list:
+    return list(app._notifications)
+
+
+async def test_a_failed_save_says_why_and_keeps_the_work(tmp_path):
+    """Saving into a 'folder' that is a file: one error line naming the file and the reason;
+    the review stays open and unsaved, and 'Save and quit' that fails does not quit."""
+    (tmp_path / "[red]blocked").write_text("")
+    app = ReviewApp(make_session(), tmp_path / "[red]blocked" / "film.ru.srt")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("n", "a", "s")
+        await pilot.pause()
+        [notice] = _notices(app)
+        assert notice.severity == "error" and not notice.markup  # shown verbatim
+        assert notice.message.startswith(f"could not save {app.output}: ")
+        assert notice.message.split(": ")[-1] in ("File exists", "Not a directory")
+        assert app.session.dirty and app.sub_title == "film.ru.srt [unsaved]  save failed"
+        assert 1 in app.session.accepted  # the accept is still there
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.screen.__class__.__name__ == "QuitScreen"
+        await pilot.press("s")  # save and quit: the save fails, so no quitting
+        await pilot.pause()
+        assert app.return_code is None and app.screen.__class__.__name__ == "Screen"
+        assert len(_notices(app)) == 2 and app.session.dirty
+        await pilot.press("q", "q")  # quit without saving
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+def test_review_says_why_the_first_save_failed(tmp_path, monkeypatch):
+    """`subctx review` of a fresh translation that cannot be written: one error line and
+    exit code 1, no traceback."""
+    from typer.testing import CliRunner
+
+    from subctx.cli import app as cli
+    from tests.review_fixtures import FILM
+
+    (tmp_path / "film.srt").write_text(FILM, encoding="utf-8")
+    (tmp_path / "blocked").write_text("")
+    monkeypatch.setattr("subctx.cli._bundle", lambda choice: None)
+    monkeypatch.setattr("subctx.review.loader.open_session", lambda *a, **k: make_session())
+    target = tmp_path / "blocked" / "film.ru.srt"
+    result = CliRunner().invoke(cli, ["review", str(tmp_path / "film.srt"), "-o", str(target)],
+                                env={"COLUMNS": "400"})
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
+    assert f"error: could not save {target}: " in result.output
+    assert "Traceback" not in result.output
+
+
+async def test_square_brackets_are_film_text_not_markup(tmp_path):
+    """'[inaudible]' and an edit with '[/смеётся]' show as written: the table, the detail pane,
+    and the preview of changed lines."""
+    from textual.widgets._data_table import default_cell_formatter
+
+    from subctx.formats.srt import parse_srt_text
+    from subctx.review.widgets import CueDetail
+
+    sub = parse_srt_text("1\n00:00:01,000 --> 00:00:02,000\nI heard him say [inaudible] to you.\n\n"
+                         "2\n00:00:02,500 --> 00:00:04,000\nDid you see that?\n\n"
+                         "3\n00:00:04,500 --> 00:00:06,000\n[Door slams] Who is there?\n\n")
+    app = _review(tmp_path, sub, ["Я слышал, как он сказал [неразборчиво].",
+                                  "Ты видел это? [Music]", "Кто там?", "[Хлопает дверь]"])
+    async with app.run_test(size=(120, 40)) as pilot:
+        table = app.table
+
+        def shown(unit: int, column: str) -> str:
+            return default_cell_formatter(table.get_cell(str(unit), column)).plain
+
+        assert shown(0, "en") == "I heard him say [inaudible] to you."
+        assert shown(0, "ru") == "Я слышал, как он сказал [неразборчиво]."
+        await pilot.press("e")
+        await pilot.pause()
+        await pilot.press(*"[b]Он[/b] сказал [/смеётся]", "enter")
+        await pilot.pause()
+        assert app.screen.__class__.__name__ == "ChangesScreen"
+        preview = app.screen.query_one("#changes Static").visual.plain
+        assert "- Ты видел это? [Music]" in preview
+        await pilot.press("k")
+        assert shown(0, "ru") == "[b]Он[/b] сказал [/смеётся]"
+        assert "Russian  [b]Он[/b] сказал [/смеётся]" in app.query_one(CueDetail).visual.plain
+        assert shown(3, "en") == "Door slams"  # a sound annotation: the brackets were the file's
+        assert shown(3, "ru") == "[Хлопает дверь]"
+
+
+async def test_webvtt_cue_ids_are_shown_as_they_are(tmp_path):
+    from subctx.formats.vtt import parse_vtt_text
+
+    sub = parse_vtt_text("WEBVTT\n\nintro\n00:00:01.000 --> 00:00:03.000\nHello.\n\n"
+                         "00:00:03.500 --> 00:00:05.000\nCan you see it?\n\n"
+                         "chapter-two-opening\n00:00:30.000 --> 00:00:32.000\nA new scene.\n")
+    app = _review(tmp_path, sub, ["Привет.", "Ты её видишь?", "Новая сцена."], "film.ru.vtt")
+    async with app.run_test(size=(120, 40)):
+        table = app.table
+        assert [table.get_cell(str(u), "cue").plain for u in range(3)] == \
+            ["intro", "2", "chapter-two-opening"]
+        assert table.columns["cue"].width == 10  # as wide as a long id allows
+
+
+async def test_every_way_out_asks_about_unsaved_changes(app):
+    """ctrl+q and the command palette's Quit ask as q does."""
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("n", "a")
+        assert app.session.dirty
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert app.screen.__class__.__name__ == "QuitScreen" and app.return_code is None
+        await pilot.press("ctrl+q")  # asked once, not twice
+        await pilot.pause()
+        assert len(app.screen_stack) == 2
+        await pilot.press("escape")
+        await pilot.pause()
+        [palette_quit] = [c for c in app.get_system_commands(app.screen) if c.title == "Quit"]
+        await palette_quit.callback()
+        await pilot.pause()
+        assert app.screen.__class__.__name__ == "QuitScreen" and app.return_code is None
+        await pilot.press("s")
+        await pilot.pause()
+    assert app.return_code == 0 and not app.session.dirty
+
+
+async def test_a_change_after_a_save_clears_the_saved_status(app):
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("s")
+        assert app.sub_title == "film.ru.srt  saved"
+        await pilot.press("n", "a")  # accepting a line is a change too
+        assert app.sub_title == "film.ru.srt [unsaved]"
+        await pilot.press("s", "e")
+        await pilot.pause()
+        await pilot.press(*"Ты видишь?", "enter")
+        await pilot.pause()
+        assert app.sub_title == "film.ru.srt [unsaved]"
+
+
+async def test_the_preview_says_how_a_kept_line_was_decided():
+    """A line only accepted is not 'edited by you'."""
+    app = ReviewApp(make_session(context=2), Path("film.ru.srt"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("down", "down", "a")  # cue 3 accepted as it is
+        app.table.move_to(0)
+        await pilot.press("e")
+        await pilot.pause()
+        await pilot.press(*"Мама, где моя сумка?", "enter")
+        await pilot.pause()
+        assert app.screen.__class__.__name__ == "ChangesScreen"
+        preview = app.screen.query_one("#changes Static").visual.plain
+        assert "cue 3: kept (accepted by you) Ты её видишь?" in preview
+        assert "edited by you" not in preview
+
+
+async def test_carry_on_a_line_without_ty_or_vy_says_so(app):
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("c")  # «Мама, я не могу найти свою сумку.»
+        await pilot.pause()
+        [notice] = _notices(app)
+        assert notice.message == "this line has no ты/вы to carry (none, or both)"

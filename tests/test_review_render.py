@@ -6,7 +6,7 @@ import sys
 from subctx.decoding import DecodeOptions
 from subctx.formats.srt import parse_srt_text
 from subctx.review import render
-from subctx.review.session import ReviewSession
+from subctx.review.session import Change, ReviewSession
 from subctx.units import plan_document
 from tests.review_fixtures import FakeTranslator, make_session
 
@@ -44,15 +44,16 @@ def test_rows_in_cue_order_a_sound_annotation_before_its_words():
     s = _session(film)
     assert [u.text for u in s.plan.units] == ["Hello.", "Who is there?", "Door slams"]
     assert render.unit_rows(s) == [0, 2, 1]
-    assert render.cue_numbers(s) == {0: 1, 1: 7, 2: 7}
-    assert render.row_cells(s, 2, 7)[1:] == ("7", "--:--", "Door slams", "Door slams")
+    assert render.cue_numbers(s) == {0: "1", 1: "7", 2: "7"}
+    assert [str(c) for c in render.row_cells(s, 2, "7")[1:]] == \
+        ["7", "--:--", "Door slams", "Door slams"]
 
 
 def test_flag_cell_and_row_cells():
     s = make_session()
-    flag, *rest = render.row_cells(s, 1, 2)
+    flag, *rest = render.row_cells(s, 1, "2")
     assert (flag.plain, str(flag.style)) == ("⚑", "bold yellow")
-    assert rest == ["2", "00:03", "It was on the table.", "Она была на столе."]
+    assert [str(c) for c in rest] == ["2", "00:03", "It was on the table.", "Она была на столе."]
     assert render.flag_cell(s, 0).plain == " "
     s.accept(1)
     assert (render.flag_cell(s, 1).plain, str(render.flag_cell(s, 1).style)) == ("✓", "green")
@@ -113,3 +114,52 @@ def test_title_and_sub_title():
     assert render.sub_title("film.ru.srt", False, "") == "film.ru.srt"
     assert render.sub_title("film.ru.srt", True, "") == "film.ru.srt [unsaved]"
     assert render.sub_title("film.ru.srt", True, "saved") == "film.ru.srt [unsaved]  saved"
+
+
+def test_webvtt_cue_ids_are_labels_as_written():
+    from subctx.formats.vtt import parse_vtt_text
+
+    sub = parse_vtt_text("WEBVTT\n\nintro\n00:00:01.000 --> 00:00:02.000\nHello.\n\n"
+                         "00:00:03.000 --> 00:00:04.000\nBye.\n")
+    s = ReviewSession(sub, plan_document(sub), FakeTranslator(), DecodeOptions(context=1),
+                      ["Привет.", "Пока."])
+    assert render.cue_numbers(s) == {0: "intro", 1: "2"}
+    assert render.row_cells(s, 0, "intro")[1].plain == "intro"
+
+
+def test_cells_and_preview_show_brackets_verbatim():
+    film = "1\n00:00:01,000 --> 00:00:02,000\nI heard him say [inaudible] to you.\n\n"
+    s = _session(film, ["Ты видел это? [/смеётся]"])
+    _, _, _, english, russian = render.row_cells(s, 0, "1")
+    assert (english.plain, russian.plain) == ("I heard him say [inaudible] to you.",
+                                              "Ты видел это? [/смеётся]")
+    preview = render.changes_text([Change(0, "[Door slams] Кто там?", "[b]Кто[/b]")],
+                                  {0: "1"}, [(0, "Ты [Music]", "yours")])
+    assert preview.plain.splitlines()[2:] == ["cue 1: - [Door slams] Кто там?",
+                                             "       + [b]Кто[/b]",
+                                             "cue 1: kept (yours) Ты [Music]"]
+    assert _styles(preview, "- [Door slams]") == {"red"} and not preview.style
+
+
+def test_a_kept_line_is_labelled_by_how_a_person_decided_it():
+    s = make_session()
+    assert render.decided(s, 2) == "yours"  # a person's line the log does not explain
+    s.accept(2)
+    assert render.decided(s, 2) == "accepted by you"
+    s.set_text(2, "Ты видишь сумку?", "edit", follow=False)
+    assert render.decided(s, 2) == "edited by you"
+    s.undo()  # the edit taken back: accepted again
+    assert render.decided(s, 2) == "accepted by you"
+    s.set_text(1, "Он был на столе.", "pick 2", follow=False)
+    assert render.decided(s, 1) == "picked by you"
+
+
+def test_a_save_error_names_the_file_and_the_reason(tmp_path):
+    output = tmp_path / "film.ru.srt"
+    denied = PermissionError(13, "Permission denied", str(tmp_path / ".film.ru.srt.x1.part"))
+    assert render.save_error(output, denied) == f"could not save {output}: Permission denied"
+    log = PermissionError(13, "Permission denied", str(tmp_path / ".film.ru.review.json.x.part"))
+    assert render.save_error(output, log) == \
+        f"could not save {tmp_path / 'film.ru.review.json'}: Permission denied"
+    assert render.save_error(output, OSError("disk on fire")) == \
+        f"could not save {output}: disk on fire"

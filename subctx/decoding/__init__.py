@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from subctx.contract import Translator
+from subctx.contract import Translation, Translator
 from subctx.decoding.options import DecodeOptions
 from subctx.decoding.schedules import SCHEDULES, Schedule, schedule_named
 from subctx.decoding.scope import OUT_OF_SCOPE, SCOPES, ContextScope, scope_named
@@ -20,7 +20,8 @@ from subctx.decoding.state import DocumentDone, DocumentResult, Run, UnitsDone
 from subctx.units import DocumentPlan
 
 __all__ = ["OUT_OF_SCOPE", "SCHEDULES", "SCOPES", "ContextScope", "DecodeOptions",
-           "DocumentResult", "Schedule", "schedule_named", "scope_named", "translate_documents"]
+           "DocumentResult", "Schedule", "schedule_named", "scope_named", "translate_again",
+           "translate_documents"]
 
 
 def translate_documents(plans: Sequence[DocumentPlan], translator: Translator,
@@ -50,3 +51,23 @@ def translate_documents(plans: Sequence[DocumentPlan], translator: Translator,
     run.settle([(unit, run.plain[unit]) for unit in first])
     schedule.advance(run, later)
     return run.finished()
+
+
+def translate_again(plan: DocumentPlan, translator: Translator, options: DecodeOptions,
+                    texts: Sequence[str], units: Sequence[int]) -> list[Translation]:
+    """Some units of one document translated again, each with its context as `texts` have
+    it, as `translate_documents` would: a unit the scope leaves alone without context, the
+    others through the scope and the guard (what a review does after a person's change)."""
+    run = Run([plan], translator, options)
+    run.done[0] = [Translation(t, 0.0) for t in texts]
+    keys = [(0, u) for u in units]
+    if not keys:
+        return []
+    if not run.k:
+        return run.translate(keys, with_context=False)
+    run.translate_plain(keys)
+    asked = [unit for unit in keys if not run.alone(unit)]
+    if options.guard.enabled:
+        run.score_plain(asked)
+    decoded = dict(zip(asked, run.decode(asked), strict=True)) if asked else {}
+    return [decoded.get(unit, run.plain[unit]) for unit in keys]

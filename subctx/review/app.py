@@ -11,12 +11,14 @@ from pathlib import Path
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.notifications import SeverityLevel
 from textual.reactive import var
 from textual.widgets import DataTable, Footer, Header, Input
 from textual.widgets.input import Selection
 
 from subctx.controls import FEMININE, MASCULINE
 from subctx.review import render
+from subctx.review.choices import politeness
 from subctx.review.screens import ChangesScreen, HelpScreen, QuitScreen
 from subctx.review.session import Change, ReviewSession
 from subctx.review.widgets import CueDetail, CueTable
@@ -78,9 +80,17 @@ class ReviewApp(App[None]):
         self.sub_title = render.sub_title(self.output.name, self.unsaved, status)
 
     def _sync(self) -> None:
-        """Take the header's state from the session."""
+        """Take the header's state from the session; a change makes the last status (such as
+        'saved') stale."""
         self.flagged = len(self.session.flagged_units())
+        if self.session.dirty:
+            self.status = ""
         self.unsaved = self.session.dirty
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """A notice, shown verbatim by default: it may hold film text and file names."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     def on_resize(self) -> None:
         self.table.fit_width(self.size.width)
@@ -128,8 +138,11 @@ class ReviewApp(App[None]):
         self._apply(unit, review.alternatives[number - 1].text, f"pick {number}")
 
     def action_carry(self) -> None:
+        if politeness(self.session.texts[self.current]) is None:
+            self.notify("this line has no ты/вы to carry (none, or both)", timeout=3)
+            return
         changes = self.session.carry_choice(self.current)
-        kept = [(u, self.session.texts[u]) for u in self.session.kept]
+        kept = self._kept()
         if not changes:
             self.notify("no later line of this scene addresses someone the other way"
                         + (f" ({len(kept)} of yours kept)" if kept else ""), timeout=3)
@@ -149,7 +162,12 @@ class ReviewApp(App[None]):
                     + ("" if self.session.texts[unit] != before else ": no change"), timeout=2)
         self._after_change(unit, follow_ups)
 
-    def _review_changes(self, changes: list[Change], kept: list[tuple[int, str]]) -> None:
+    def _kept(self) -> list[tuple[int, str, str]]:
+        """The person's lines the last change left alone: unit, text, how it was decided."""
+        return [(u, self.session.texts[u], render.decided(self.session, u))
+                for u in self.session.kept]
+
+    def _review_changes(self, changes: list[Change], kept: list[tuple[int, str, str]]) -> None:
         """Show the changed later lines; keep them or revert them."""
         self._changed(changes)
 
@@ -159,7 +177,8 @@ class ReviewApp(App[None]):
                 self.notify(f"reverted {len(changes)} later line(s)", timeout=2)
             self._changed([] if keep else changes)
 
-        self.push_screen(ChangesScreen(changes, self.table.cue_of, kept), decide)
+        self.push_screen(ChangesScreen(render.changes_text(changes, self.table.cue_of, kept)),
+                         decide)
 
     def _apply(self, unit: int, text: str, action: str) -> None:
         self._after_change(unit, self.session.set_text(unit, text, action))
@@ -167,10 +186,9 @@ class ReviewApp(App[None]):
     def _after_change(self, unit: int, follow_ups: list[Change]) -> None:
         """A line changed: show it, then the later lines that followed, to keep or revert."""
         self.table.refresh_unit(unit)
-        kept = [(u, self.session.texts[u]) for u in self.session.kept]
+        kept = self._kept()
         if not follow_ups and kept:
-            self.notify(f"{len(kept)} later line(s) edited by you were kept as they are",
-                        timeout=3)
+            self.notify(f"{len(kept)} later line(s) of yours were kept as they are", timeout=3)
         if follow_ups:
             self._review_changes(follow_ups, kept)
         else:
@@ -216,24 +234,41 @@ class ReviewApp(App[None]):
         self._changed(changes)
 
     def action_save(self) -> None:
-        log = self.session.save(self.output)
-        self.status = "saved"
+        self._save()
+
+    def _save(self) -> bool:
+        """Save the .srt and its review log; where that fails, say why in one line and keep
+        everything as it was (unsaved). Whether it saved."""
+        try:
+            log = self.session.save(self.output)
+        except OSError as problem:
+            self.session.dirty = True  # the files may hold part of it, or nothing
+            self._sync()
+            self.status = "save failed"
+            self.notify(render.save_error(self.output, problem), severity="error", timeout=8)
+            return False
         self._sync()
+        self.status = "saved"
         self.notify(f"saved {self.output.name} and {log.name}", timeout=3)
+        return True
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
 
+    async def action_quit(self) -> None:
+        """ctrl+q and the command palette's Quit: the same question as q."""
+        self.action_quit_review()
+
     def action_quit_review(self) -> None:
+        """Quit, asking first where there are unsaved changes; a failed save does not quit."""
         if not self.session.dirty:
             self.exit()
             return
+        if isinstance(self.screen, QuitScreen):
+            return
 
         def decide(choice: str | None) -> None:
-            if choice == "save":
-                self.session.save(self.output)
-                self.exit()
-            elif choice == "quit":
+            if choice == "quit" or (choice == "save" and self._save()):
                 self.exit()
 
         self.push_screen(QuitScreen(), decide)

@@ -3,14 +3,12 @@ revert), and the unsaved-changes question on quit."""
 
 from __future__ import annotations
 
-from rich.markup import escape
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
-
-from subctx.review.session import Change
 
 HELP = """[b]subctx review[/b] — keys
 
@@ -44,26 +42,18 @@ class HelpScreen(ModalScreen[None]):
 
 
 class ChangesScreen(ModalScreen[bool]):
-    """The later lines a change altered, and the person's lines it left alone; keep (True) or
-    revert (False)."""
+    """The later lines a change altered, and the person's lines it left alone
+    (render.changes_text); keep (True) or revert (False)."""
 
     BINDINGS = [Binding("k,enter", "keep", "keep"), Binding("r,escape", "revert", "revert")]
 
-    def __init__(self, changes: list[Change], cue_of: dict[int, int],
-                 kept: list[tuple[int, str]] | None = None):
+    def __init__(self, preview: Text):
         super().__init__()
-        self.changes, self.cue_of, self.kept = changes, cue_of, kept or []
+        self.preview = preview
 
     def compose(self) -> ComposeResult:
-        lines = [f"[b]{len(self.changes)} later line(s) of this scene changed:[/b]", ""]
-        for c in self.changes:
-            lines.append(f"cue {self.cue_of[c.unit]}: [red]- {escape(c.before)}[/red]")
-            lines.append(f"{' ' * (len(str(self.cue_of[c.unit])) + 5)}"
-                         f"[green]+ {escape(c.after)}[/green]")
-        for unit, text in self.kept:
-            lines.append(f"cue {self.cue_of[unit]}: [b]kept (edited by you)[/b] {escape(text)}")
         with Vertical(id="dialog"):
-            yield VerticalScroll(Static("\n".join(lines)), id="changes")
+            yield VerticalScroll(Static(self.preview), id="changes")
             with Horizontal(classes="buttons"):
                 yield Button("Keep (k)", id="keep", variant="primary")
                 yield Button("Revert (r)", id="revert")

@@ -13,7 +13,7 @@ from pathlib import Path
 from subctx.context import build_request, document_contexts
 from subctx.contract import Request, Translation, Translator
 from subctx.controls import FEMININE
-from subctx.decoding import DecodeOptions
+from subctx.decoding import DecodeOptions, translate_again
 from subctx.formats import SubtitleFile
 from subctx.layout import piece_words
 from subctx.names import Glossary, keep_renderings
@@ -26,7 +26,8 @@ from subctx.review.choices import (
     toward_speaker,
 )
 from subctx.textio import atomic_write_text
-from subctx.units import DocumentPlan, render_cues
+from subctx.units import DocumentPlan, render_cue, render_cues
+from subctx.verbatim import restore_verbatim
 from subctx.wrap import DEFAULT_MAX_LINES, DEFAULT_WIDTH
 
 CLOSE_LOG_RATIO = math.log(4.0)  # flagged when the runner-up is at least 1/4 as likely
@@ -80,6 +81,59 @@ class LogEntry:
     alternatives: list[dict]
 
 
+@dataclass
+class Step:
+    """One undoable change: the lines it changed, and whose lines were whose before it."""
+
+    changes: list[Change]
+    yours: set[int]
+    speakers: dict[int, str]
+    as_written: dict[int, list[str]]
+
+
+LOG_FORMAT = 2  # the review log: a JSON object (format 1 was the bare list of decisions)
+
+
+@dataclass
+class SavedReview:
+    """What a review's last save wrote: each line's text, a person's lines, the speakers
+    given, the cues kept as written (edited elsewhere, not split into turns)."""
+
+    texts: list[str]
+    yours: set[int]
+    speakers: dict[int, str]
+    as_written: dict[int, list[str]]
+
+    def cue_lines(self, plan: DocumentPlan, cue: int) -> list[str]:
+        """The cue's lines as that save wrote them."""
+        return self.as_written.get(cue) or render_cue(plan.layouts[cue], self.texts)
+
+
+def read_saved_review(log_path: Path, plan: DocumentPlan) -> SavedReview | None:
+    """The saved state of a review log of this film; None for an unreadable log, a log of
+    format 1 (decisions only) or one whose English lines are not this film's."""
+    try:
+        data = json.loads(Path(log_path).read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or data.get("format") != LOG_FORMAT:
+            return None
+        lines = data["lines"]
+        if [line["english"] for line in lines] != [u.text for u in plan.units]:
+            return None
+        return SavedReview([str(line["russian"]) for line in lines],
+                           {int(u) for u in data.get("yours", [])},
+                           {int(u): str(v) for u, v in data.get("speakers", {}).items()},
+                           {int(c): [str(x) for x in v]
+                            for c, v in data.get("as_written", {}).items()
+                            if 0 <= int(c) < len(plan.layouts)})
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _decisions(data: object) -> list:
+    """The decisions of a review log of either format."""
+    if isinstance(data, dict):
+        data = data.get("decisions")
+    return data if isinstance(data, list) else []
 
 
 class ReviewSession:
@@ -87,7 +141,8 @@ class ReviewSession:
 
     def __init__(self, sub: SubtitleFile, plan: DocumentPlan, translator: Translator,
                  options: DecodeOptions, texts: list[str],
-                 renderings: dict[str, str] | None = None, glossary: Glossary | None = None):
+                 renderings: dict[str, str] | None = None, glossary: Glossary | None = None,
+                 as_written: dict[int, list[str]] | None = None):
         self.sub, self.plan, self.translator, self.options = sub, plan, translator, options
         # the film's name renderings (subctx.names), kept in the lines translated again
         self.renderings, self.glossary = dict(renderings or {}), glossary or Glossary()
@@ -95,12 +150,19 @@ class ReviewSession:
         self.contexts = document_contexts(plan.units, k, options.max_gap)
         self.texts = list(texts)
         self.reviews: dict[int, UnitReview] = {}
-        self.history: list[list[Change]] = []
+        self.history: list[Step] = []
         self.log: list[LogEntry] = []
         self.accepted: set[int] = set()  # lines a person edited, picked or accepted
         self.kept: list[int] = []  # person's lines the last change left alone
         self.speakers: dict[int, str] = {}  # the speaker gender a person gave a line
+        # cues written as they were read (edited elsewhere into lines that do not split into
+        # the English cue's turns) until a person changes one of their lines here
+        self.as_written: dict[int, list[str]] = dict(as_written or {})
         self.dirty = False
+
+    def _step(self, changes: list[Change]) -> Step:
+        """An undo step for `changes`, with whose lines were whose before them."""
+        return Step(changes, set(self.accepted), dict(self.speakers), dict(self.as_written))
 
     # -- analysis ----------------------------------------------------------------------------
     def request(self, unit: int) -> Request:
@@ -200,23 +262,30 @@ class ReviewSession:
             reached.add(later)
         return chain
 
-    def set_text(self, unit: int, text: str, action: str = "edit",
-                 follow: bool = True) -> list[Change]:
+    def set_text(self, unit: int, text: str, action: str = "edit", follow: bool = True,
+                 before_step: Step | None = None) -> list[Change]:
         """Change one unit; re-translate the units whose context depends on it.
-        Returns the follow-up changes (the user may keep or revert them)."""
+        Returns the follow-up changes (the user may keep or revert them). The same text
+        again changes nothing: the line is accepted as it is."""
         before = self.texts[unit]
+        step = before_step or self._step([])
         review = self.reviews.get(unit)
         self.log.append(LogEntry(
             self.plan.units[unit].cue + 1, unit, self.plan.units[unit].text, before, text,
             action, [{"text": a.text, "probability": round(a.share, 4), "origin": a.origin}
                      for a in (review.alternatives if review else [])]))
-        self.texts[unit] = text
         self.accepted.add(unit)
+        self.kept = []
         if review:
             review.flagged = False
-        changes = [Change(unit, before, text)]
+        if text == before:
+            step.changes = [Change(unit, before, text)]
+            self.history.append(step)
+            self.dirty = True
+            return []
+        self.texts[unit] = text
+        changes = [Change(unit, before, text)] + self._split_written(unit)
         follow_ups: list[Change] = []
-        self.kept = []
         if follow and self.translator.uses_target_context:
             changed = {unit}
             for later in self.dependents(unit):
@@ -225,15 +294,31 @@ class ReviewSession:
                 if later in self.accepted:  # a person's line is never re-translated
                     self.kept.append(later)
                     continue
-                text = self._translated(self.request(later))
+                text = self._again(later)
                 if text and text != self.texts[later]:
                     follow_ups.append(Change(later, self.texts[later], text))
                     self.texts[later] = text
                     changed.add(later)
-        self._reanalyze([unit] + [c.unit for c in follow_ups])
-        self.history.append(changes + follow_ups)
+        self._reanalyze([c.unit for c in changes + follow_ups])
+        step.changes = changes + follow_ups
+        self.history.append(step)
         self.dirty = True
         return follow_ups
+
+    def _split_written(self, unit: int) -> list[Change]:
+        """A line of a cue kept as written is changed: the cue is rebuilt from its lines from
+        now on, and its other lines that hold no text of their own (the whole cue was shown on
+        its first) are translated."""
+        cue = self.plan.units[unit].cue
+        if self.as_written.pop(cue, None) is None:
+            return []
+        changes = []
+        for other in self.plan.layouts[cue].units:
+            if other != unit and not self.texts[other].strip():
+                text = self._again(other)
+                changes.append(Change(other, self.texts[other], text))
+                self.texts[other] = text
+        return changes
 
     def _tagged(self, unit: int, chosen: str) -> str | None:
         """The line translated again with the register tag of `chosen` (ты or вы), so that
@@ -245,10 +330,19 @@ class ReviewSession:
         return self._translated(replace(request, controls=(carry.tag(chosen),
                                                            *carry.without(request.controls))))
 
+    def _again(self, unit: int) -> str:
+        """A machine line translated again with its context as it stands now, as `subctx
+        translate` would (the context scope and the guard), its names as the film's."""
+        [out] = translate_again(self.plan, self.translator, self.options, self.texts, [unit])
+        english = self.plan.units[unit].text
+        return restore_verbatim(english, keep_renderings(english, out.text, self.renderings,
+                                                         self.glossary))
+
     def _translated(self, request: Request) -> str:
         """A line translated again, its names written as the film's (`renderings`)."""
         [out] = self.translator.translate([request], beam_size=self.options.beam_size)
-        return keep_renderings(request.text, out.text, self.renderings, self.glossary)
+        return restore_verbatim(request.text, keep_renderings(request.text, out.text,
+                                                              self.renderings, self.glossary))
 
     def set_speaker(self, unit: int, value: str) -> list[Change] | None:
         """The line translated again with the speaker-gender tag of `value` (MASCULINE or
@@ -266,8 +360,9 @@ class ReviewSession:
         if turned is not None:  # the model did not follow its tag here: its own variant with
             # the past tense turned, continued by it so that the rest agrees
             [text] = self._decoded_variants(tagged, text, [turned])
+        step = self._step([])
         self.speakers[unit] = value
-        return self.set_text(unit, text, f"speaker {value}")
+        return self.set_text(unit, text, f"speaker {value}", before_step=step)
 
     def carry_choice(self, unit: int) -> list[Change]:
         """Apply this line's ты/вы to the later lines of its scene (same conversation, so
@@ -279,6 +374,7 @@ class ReviewSession:
         chosen = politeness(self.texts[unit])
         if chosen is None:
             return []
+        step = self._step([])
         changes: list[Change] = []
         for later in self.dependents(unit):
             kinds = {k for _, _, k in ambiguous_words(self.plan.units[later].text)}
@@ -303,7 +399,8 @@ class ReviewSession:
             self.log.append(LogEntry(entry.cue + 1, unit, entry.text, self.texts[unit],
                                      self.texts[unit], f"carry {chosen}", []))
             self._reanalyze([c.unit for c in changes])
-            self.history.append([Change(unit, self.texts[unit], self.texts[unit]), *changes])
+            step.changes = [Change(unit, self.texts[unit], self.texts[unit]), *changes]
+            self.history.append(step)
             self.dirty = True
         return changes
 
@@ -313,41 +410,54 @@ class ReviewSession:
             self.texts[change.unit] = change.before
         self._reanalyze([c.unit for c in changes])
         if self.history:
-            self.history[-1] = [c for c in self.history[-1] if c not in changes]
+            last = self.history[-1]
+            last.changes = [c for c in last.changes if c not in changes]
 
     def accept(self, unit: int) -> None:
+        """The line is a person's as it is (undoable)."""
+        self.history.append(self._step([Change(unit, self.texts[unit], self.texts[unit])]))
         self.accepted.add(unit)
         if unit in self.reviews:
             self.reviews[unit].flagged = False
         self.log.append(LogEntry(self.plan.units[unit].cue + 1, unit,
                                  self.plan.units[unit].text, self.texts[unit],
                                  self.texts[unit], "accept", []))
+        self.dirty = True
 
     def undo(self) -> list[Change]:
+        """Take the last change back, and whose lines were whose before it."""
         if not self.history:
             return []
-        changes = self.history.pop()
-        for change in reversed(changes):
+        step = self.history.pop()
+        for change in reversed(step.changes):
             self.texts[change.unit] = change.before
-        self.accepted.discard(changes[0].unit)
-        self._reanalyze([c.unit for c in changes])
-        self.log.append(LogEntry(self.plan.units[changes[0].unit].cue + 1, changes[0].unit,
-                                 self.plan.units[changes[0].unit].text, changes[0].after,
-                                 changes[0].before, "undo", []))
+        self.accepted, self.speakers = step.yours, step.speakers
+        self.as_written = step.as_written
+        units = [c.unit for c in step.changes]
+        self._reanalyze(units)
+        for unit in units:  # a line that is a person's again is not flagged
+            if unit in self.accepted and unit in self.reviews:
+                self.reviews[unit].flagged = False
+        first = step.changes[0]
+        self.log.append(LogEntry(self.plan.units[first.unit].cue + 1, first.unit,
+                                 self.plan.units[first.unit].text, first.after,
+                                 first.before, "undo", []))
         self.dirty = True
-        return changes
+        return step.changes
 
     def resume(self, log_path: Path) -> int:
-        """Take up an earlier review of this film: its decisions (edits, picks, accepts, undos)
-        from the review log mark the lines a person decided. Entries that do not belong to
-        this film (another English line at that place) are skipped. Returns how many were
-        restored."""
+        """Take up an earlier review of this film: its decisions go on in this session's log
+        and the lines a person decided stay theirs (never flagged, never translated again);
+        with a log of format 1, the lines its entries name (edits, picks, accepts, undos
+        replayed). Entries that do not belong to this film (another English line at that
+        place) are skipped. Returns how many decisions were restored."""
         try:
-            entries = json.loads(Path(log_path).read_text(encoding="utf-8"))
+            data = json.loads(Path(log_path).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return 0
+        saved = read_saved_review(log_path, self.plan)
         restored = 0
-        for raw in entries if isinstance(entries, list) else []:
+        for raw in _decisions(data):
             try:
                 entry = LogEntry(**raw)
             except TypeError:
@@ -355,28 +465,43 @@ class ReviewSession:
             if not (0 <= entry.unit < len(self.plan.units)) or \
                     self.plan.units[entry.unit].text != entry.english:
                 continue
-            if entry.action == "undo":
-                self.accepted.discard(entry.unit)
-            else:
-                self.accepted.add(entry.unit)
-            if entry.unit in self.reviews:
-                self.reviews[entry.unit].flagged = entry.unit not in self.accepted and \
-                    self.reviews[entry.unit].flagged
+            if saved is None:  # format 1: the decisions say whose lines are whose
+                if entry.action == "undo":
+                    self.accepted.discard(entry.unit)
+                else:
+                    self.accepted.add(entry.unit)
             self.log.append(entry)
             restored += 1
+        if saved is not None:
+            self.accepted |= saved.yours
+            self.speakers |= saved.speakers
+        for unit in self.accepted:
+            if unit in self.reviews:
+                self.reviews[unit].flagged = False
         return restored
 
     # -- output ------------------------------------------------------------------------------
     def cue_lines(self, width: int = DEFAULT_WIDTH,
                   max_lines: int = DEFAULT_MAX_LINES) -> list[list[str]]:
-        return render_cues(self.plan, self.texts, width, max_lines)
+        lines = render_cues(self.plan, self.texts, width, max_lines)
+        for cue, written in self.as_written.items():
+            lines[cue] = list(written)
+        return lines
 
     def save(self, path: Path, log_path: Path | None = None) -> Path:
-        """Write the .srt atomically, and the review log as JSON beside it."""
+        """Write the subtitles atomically, and the review log as JSON beside it: the
+        decisions, and what this save wrote (each line's English and Russian, a person's
+        lines, the speakers given, the cues kept as written) for taking the review up again."""
         path = Path(path)
         atomic_write_text(path, self.sub.render(self.cue_lines()))
         log_path = log_path or path.with_suffix(".review.json")
-        atomic_write_text(log_path, json.dumps([asdict(e) for e in self.log],
-                                               ensure_ascii=False, indent=1) + "\n")
+        state = {"format": LOG_FORMAT,
+                 "decisions": [asdict(e) for e in self.log],
+                 "lines": [{"english": u.text, "russian": t}
+                           for u, t in zip(self.plan.units, self.texts, strict=True)],
+                 "yours": sorted(self.accepted),
+                 "speakers": {str(u): v for u, v in sorted(self.speakers.items())},
+                 "as_written": {str(c): v for c, v in sorted(self.as_written.items())}}
+        atomic_write_text(log_path, json.dumps(state, ensure_ascii=False, indent=1) + "\n")
         self.dirty = False
         return log_path

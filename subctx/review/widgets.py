@@ -7,10 +7,18 @@ from textual.widgets import DataTable, Static
 from subctx.review import render
 from subctx.review.session import ReviewSession
 
+CUE_WIDTH = 4  # the cue column's width, wider (up to MAX_CUE_WIDTH) for longer WebVTT ids
+MAX_CUE_WIDTH = 10
 
-def text_width(total: int) -> int:
+
+def text_width(total: int, cue_width: int = CUE_WIDTH) -> int:
     """English and Russian share what the flag, cue and time columns (and padding) leave."""
-    return max(12, (total - 1 - 4 - 5 - 2 * 5 - 2) // 2)
+    return max(12, (total - 1 - cue_width - 5 - 2 * 5 - 2) // 2)
+
+
+def cue_width(labels: list[str]) -> int:
+    """The cue column's width: its longest label, between CUE_WIDTH and MAX_CUE_WIDTH."""
+    return min(MAX_CUE_WIDTH, max([CUE_WIDTH, *map(len, labels)]))
 
 
 class CueTable(DataTable):
@@ -21,11 +29,12 @@ class CueTable(DataTable):
         self.session = session
         self.units = render.unit_rows(session)  # row -> unit
         self.cue_of = render.cue_numbers(session)
+        self.cue_width = cue_width(list(self.cue_of.values()))
 
     def on_mount(self) -> None:
-        width = text_width(self.app.size.width)
+        width = text_width(self.app.size.width, self.cue_width)
         self.add_column(" ", key="flag", width=1)
-        self.add_column("cue", key="cue", width=4)
+        self.add_column("cue", key="cue", width=self.cue_width)
         self.add_column("time", key="time", width=5)
         self.add_column("English", key="en", width=width)
         self.add_column("Russian", key="ru", width=width)
@@ -34,7 +43,7 @@ class CueTable(DataTable):
 
     def fit_width(self, total: int) -> None:
         """Re-divide the text columns for a new screen width."""
-        width = text_width(total)
+        width = text_width(total, self.cue_width)
         for key in ("en", "ru"):
             column = self.columns.get(key)  # type: ignore[call-overload]
             if column is not None:
@@ -45,7 +54,7 @@ class CueTable(DataTable):
     def refresh_unit(self, unit: int) -> None:
         """Show a unit's current flag and Russian (DataTable.refresh_row is by row index)."""
         self.update_cell(str(unit), "flag", render.flag_cell(self.session, unit))
-        self.update_cell(str(unit), "ru", self.session.texts[unit])
+        self.update_cell(str(unit), "ru", render.russian_cell(self.session, unit))
 
     @property
     def current_unit(self) -> int:
