@@ -7,6 +7,7 @@ No printing here: callers get warnings, failures and per-file reports back and s
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -18,12 +19,13 @@ from subctx.contract import BATCH_SIZE, Translator
 from subctx.controls import AUTO, control_pieces, gender_tags, register_carry
 from subctx.decoding import DecodeOptions, DocumentResult, translate_documents
 from subctx.errors import BundleError, SubctxError
-from subctx.files import Job
+from subctx.files import Job, format_mismatch
 from subctx.formats import SubtitleFile, read_subtitles
 from subctx.names import DEFAULT_NAMES, Glossary, NameRule, settle_names
 from subctx.reading import DEFAULT_FIT, ReadingFit, fit_reading_speed
 from subctx.textio import atomic_write_text
 from subctx.units import DocumentPlan, plan_document
+from subctx.verbatim import restore_document
 from subctx.wrap import Layout, readability
 
 Failure = tuple[Path, str]  # a file and why it was not translated
@@ -51,7 +53,10 @@ class ModelChoice:
         """The chosen bundle, checked (its manifest and files) before any input is read."""
         try:
             bundle = load_bundle(self.model if self.model is not None else default_bundle_path())
-        except BundleError:
+        except BundleError as problem:
+            if self.model is None and os.environ.get("SUBCTX_MODEL"):
+                raise BundleError(f"$SUBCTX_MODEL ({default_bundle_path()}): {problem}"
+                                  ) from None
             if self.model is None and not default_bundle_path().exists():
                 raise BundleError("no model installed: the embedded default bundle is missing "
                                   f"({default_bundle_path()}); pass --model DIR") from None
@@ -110,7 +115,8 @@ class Written:
 
 def load(jobs: list[Job], encoding: str | None = None) -> tuple[list[Loaded], list[Failure]]:
     """Read and plan each input, with the glossary.tsv beside it; a file (or its glossary)
-    that cannot be read is a failure, not an exception."""
+    that cannot be read, or whose format is not the one its named output says, is a failure,
+    not an exception."""
     loaded, failed = [], []
     for job in jobs:
         try:
@@ -118,6 +124,11 @@ def load(jobs: list[Job], encoding: str | None = None) -> tuple[list[Loaded], li
             glossary = Glossary.beside(job.source)
         except SubctxError as problem:
             failed.append((job.source, str(problem)))
+            continue
+        # a file -o named must say the format the translation is written in (the input's,
+        # known only now for an input whose extension is not a subtitle one)
+        if job.named and (mismatch := format_mismatch(job.output, sub.format, job.source)):
+            failed.append((job.source, mismatch))
             continue
         plan = plan_document(sub)
         loaded.append(Loaded(job, sub, plan, [*sub.warnings, *plan.warnings], glossary))
@@ -146,6 +157,7 @@ def translate_files(loaded: list[Loaded], translator: Translator, options: Decod
         fitted = fit_reading_speed(result, timings, translator, options, layout, fit)
         rule = replace(names, glossary=item.glossary.merged(names.glossary))
         named = settle_names(result, translator, options, rule)
+        restore_document(result)  # addresses and long numbers as the English has them
         cue_of = [unit.cue for unit in result.plan.units]
         try:
             lines = result.cue_lines(layout.width, layout.max_lines)

@@ -3,6 +3,8 @@ subctx.review) and prints."""
 
 from __future__ import annotations
 
+import codecs
+import os
 import time
 from enum import Enum
 from pathlib import Path
@@ -98,7 +100,8 @@ def _warn_some(source: Path, warnings: list[str], shown: int) -> None:
 
 # -- the options both translate and review take ---------------------------------------------------
 ModelOpt = Annotated[Path | None, typer.Option(
-    metavar="DIR", help="Model bundle folder (default: the embedded en-ru model).")]
+    metavar="DIR", help="Model bundle folder (default: $SUBCTX_MODEL, else the embedded "
+                        "en-ru model).")]
 ContextOpt = Annotated[int | None, typer.Option(
     min=0, metavar="K", help="Previous cues used as context (default: the model's).")]
 MaxGapOpt = Annotated[float | None, typer.Option(
@@ -108,7 +111,18 @@ BeamOpt = Annotated[int, typer.Option(min=1, max=32, metavar="N", help="Beam siz
 DeviceOpt = Annotated[Device, typer.Option(help="Where to run.")]
 ComputeOpt = Annotated[ComputeType, typer.Option(
     help="CTranslate2 compute type (auto: int8 on CPU, int8_float16 on GPU).")]
-ThreadsOpt = Annotated[int, typer.Option(min=0, metavar="N", help="CPU threads (0: all cores).")]
+def _threads(n: int) -> int:
+    """--threads, at most the machine's cores (more only slows decoding down)."""
+    cores = os.cpu_count() or 1
+    if n > cores:
+        err.print(f"[yellow]--threads {n}: this machine has {cores} core(s); using {cores}"
+                  "[/yellow]")
+        return cores
+    return n
+
+
+ThreadsOpt = Annotated[int, typer.Option(min=0, metavar="N", callback=_threads,
+                                         help="CPU threads (0: all cores).")]
 GuardOpt = Annotated[bool | None, typer.Option(
     "--guard/--no-guard", metavar="", show_default=False,
     help="Fall back to a cue's translation without context when the context one is not a "
@@ -117,8 +131,24 @@ ScopeOpt = Annotated[Scope | None, typer.Option(
     show_default=False, help="What context may change in a cue's translation: agreement "
                              "(ты/вы, pronouns, elided verbs; other differences keep the "
                              "translation without context) or all (default: the model's).")]
+def _known_encoding(name: str | None) -> str | None:
+    """--encoding, checked with the other options (before any input is read): a text codec
+    Python knows."""
+    if name is None:
+        return None
+    try:
+        codec = codecs.lookup(name)
+    except (LookupError, ValueError):
+        raise typer.BadParameter(f"unknown encoding '{name}' (for example utf-8, cp1251, "
+                                 "latin-1)") from None
+    if not getattr(codec, "_is_text_encoding", True):  # rot13, base64...: not for bytes->text
+        raise typer.BadParameter(f"'{name}' is not a text encoding")
+    return name
+
+
 EncodingOpt = Annotated[str | None, typer.Option(
-    metavar="NAME", help="Input encoding (default: detected).")]
+    "--encoding", metavar="NAME", callback=_known_encoding,
+    help="Input encoding (default: detected).")]
 FormalityOpt = Annotated[Formality, typer.Option(
     help="Address the listener as ты (informal) or вы (formal) throughout; auto: the model "
          "decides, from the line and its context. Needs a model trained with the tags.")]
@@ -213,9 +243,10 @@ def translate(
     paths: Annotated[list[Path], typer.Argument(help="Subtitle files (.srt, .vtt, .ass, .ssa) "
                                                      "or folders of them.",
                                                 show_default=False, metavar="FILES...")],
-    output: Annotated[Path | None, typer.Option(
+    output: Annotated[str | None, typer.Option(  # a str: a trailing / says "a folder"
         "--output", "-o", metavar="PATH",
-        help="Output file (one input) or folder (several inputs or a folder; mirrors input "
+        help="Output file (one input; the input's own format and extension) or folder "
+             "(ending in /, or existing; several inputs or a folder; mirrors input "
              "folders).")] = None,
     model: ModelOpt = None,
     context: ContextOpt = None,
@@ -274,7 +305,7 @@ def translate(
     failed = [*selection.failed, *failed]
     for item in loaded:
         _warn_some(item.job.source, item.warnings, 5)
-    if dry_run:
+    if dry_run and loaded:
         table = Table(title="subctx translate --dry-run (nothing written)")
         for column in ("input", "encoding", "cues", "units", "output"):
             table.add_column(column, overflow="fold")
@@ -364,6 +395,7 @@ def review(
     """Review the context-dependent choices (it, they, you, I...) of a translation."""
     from subctx.files import output_name
     from subctx.review.loader import open_session
+    from subctx.review.render import save_error
 
     if not source.is_file():
         raise fail(f"{source}: no such file")
@@ -382,20 +414,25 @@ def review(
         forced = Glossary.read(glossary) if glossary is not None else Glossary()
     except SubctxError as problem:
         raise fail(str(problem)) from None
+    log = target.with_suffix(".review.json")
     try:
         session = open_session(source, translation, bundle, choice, encoding, err,
-                               NameRule(unify=names, glossary=forced))
+                               NameRule(unify=names, glossary=forced),
+                               log if log.is_file() and translation is not None
+                               and translation.resolve() == target.resolve() else None)
     except BundleError as problem:
         raise fail(str(problem)) from None
     except SubctxError as problem:
         raise fail(f"{translation if _is_about(problem, translation) else source}: "
                    f"{problem}") from None
-    log = target.with_suffix(".review.json")
     if translation is not None and log.is_file():
         resumed = session.resume(log)
         err.print(f"{resumed} earlier decision(s) restored from {log.name}")
     if translation is None:  # a first translation is saved at once (the input is untouched)
-        session.save(target)
+        try:
+            session.save(target)
+        except OSError as problem:
+            raise fail(save_error(target, problem)) from None
         err.print(f"translation written to {target}")
     from subctx.review.app import ReviewApp
 

@@ -1,6 +1,7 @@
 """`subctx translate` end to end with a tiny real bundle."""
 
 import os
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -135,11 +136,19 @@ def test_model_folder_that_is_not_a_bundle(tmp_path, run):
     assert not (tmp_path / "movie.ru.srt").exists()
 
 
-def test_missing_default_model_says_so(tmp_path, monkeypatch):
+def test_a_wrong_subctx_model_is_named(tmp_path, monkeypatch):
     monkeypatch.setenv("SUBCTX_MODEL", str(tmp_path / "nowhere"))
     src = write_srt(tmp_path / "movie.srt", FILM)
     result = CliRunner().invoke(app, ["translate", str(src)])
-    assert result.exit_code == 1 and "no model installed" in result.output
+    assert result.exit_code == 1 and "$SUBCTX_MODEL" in result.output
+    assert "model folder not found" in result.output
+
+
+def test_more_threads_than_cores_are_cut_to_the_cores(tmp_path, run):
+    src = write_srt(tmp_path / "movie.srt", FILM)
+    result = run(src, "--threads", 100_000, "--context", 0)
+    assert result.exit_code == 0
+    assert f"using {os.cpu_count()}" in " ".join(result.output.split())
 
 
 def test_help_shows_examples():
@@ -304,3 +313,109 @@ def test_batch_size_reaches_the_backend_and_the_schedule(tmp_path, run, tiny_bun
     assert result.exit_code == 0, result.output
     assert sizes and set(sizes) == {1}
     assert (tmp_path / "movie.ru.srt").read_text(encoding="utf-8") == default
+
+
+SHORT = "1\n00:00:01,000 --> 00:00:02,000\nWhere is the door?\n"
+
+
+def test_two_inputs_with_one_output_the_first_keeps_it_the_second_fails(tmp_path, run):
+    """movie.en.srt and movie.srt both make movie.ru.srt: the first (in order) is translated,
+    the other fails naming it (also under --dry-run) and nothing is overwritten."""
+    folder = tmp_path / "c"
+    folder.mkdir()
+    write_srt(folder / "movie.en.srt", FILM)
+    write_srt(folder / "movie.srt", SHORT)
+    clash = "movie.srt: not translated: its output"
+    result = run(folder, "--dry-run")
+    assert result.exit_code == 1 and clash in result.output and "1 failure(s)" in result.output
+    assert not (folder / "movie.ru.srt").exists()
+    result = run(folder)
+    assert result.exit_code == 1, result.output
+    assert "1 translated" in result.output and clash in result.output
+    assert f"is also that of {folder / 'movie.en.srt'}" in result.output
+    out = read_subtitles(folder / "movie.ru.srt")
+    assert [c.timing for c in out.cues] == [c.timing for c in read_subtitles(
+        folder / "movie.en.srt").cues]  # the first input's translation, whole
+    assert "Traceback" not in result.output
+
+
+def test_same_name_from_two_folders_into_one_output_folder(tmp_path, run):
+    one, two = tmp_path / "d1", tmp_path / "d2"
+    one.mkdir(), two.mkdir()
+    write_srt(one / "x.srt", FILM)
+    write_srt(two / "x.srt", SHORT)
+    out = tmp_path / "out"
+    for args in ([one / "x.srt", two / "x.srt", "-o", f"{out}/"], [one, two, "-r", "-o", out]):
+        result = run(*args, "--overwrite")
+        assert result.exit_code == 1, result.output
+        assert "1 translated" in result.output
+        assert f"{two / 'x.srt'}: not translated: its output {out / 'x.ru.srt'} is also that " \
+               f"of {one / 'x.srt'}" in result.output
+        assert len(read_subtitles(out / "x.ru.srt").cues) == 3  # d1's, never replaced by d2's
+
+
+def test_one_input_output_must_be_its_format_or_a_folder(tmp_path, run):
+    src = write_srt(tmp_path / "a.srt", SHORT)
+    result = run(src, "-o", tmp_path / "a.ru.vtt")
+    assert result.exit_code == 1 and "a.srt is SRT, not VTT" in result.output
+    assert "written in its input's own format" in result.output
+    assert f"name the output {tmp_path / 'a.ru.srt'}" in result.output
+    assert not (tmp_path / "a.ru.vtt").exists() and not (tmp_path / "a.ru.srt").exists()
+    result = run(src, "-o", tmp_path / "result.txt")
+    assert result.exit_code == 1 and "neither a subtitle file name" in result.output
+    assert f"end it with / ({tmp_path / 'result.txt'}/)" in result.output
+    assert not (tmp_path / "result.txt").exists() and "Traceback" not in result.output
+    # what works: a folder ending in /, created; an existing folder; a name of its format
+    (tmp_path / "taken").mkdir()
+    for output, written in [(f"{tmp_path / 'result.txt'}/", tmp_path / "result.txt" / "a.ru.srt"),
+                            (tmp_path / "taken", tmp_path / "taken" / "a.ru.srt"),
+                            (tmp_path / "x.ru.srt", tmp_path / "x.ru.srt")]:
+        result = run(src, "-o", output, "--context", "0", "--beam", "1")
+        assert result.exit_code == 0, result.output
+        assert read_subtitles(written).format == "srt"
+
+
+@pytest.mark.parametrize("name, says", [("foo", "unknown encoding 'foo'"),
+                                        ("rot13", "'rot13' is not a text encoding")])
+def test_unknown_encoding_is_an_option_error_before_any_input_is_read(tmp_path, run, name,
+                                                                      says):
+    good = write_srt(tmp_path / "good.srt", SHORT)
+    for args in ([good], [good, "--dry-run"], [tmp_path / "missing.srt"]):
+        result = run(*args, "--encoding", name)
+        assert result.exit_code == 2, result.output
+        assert "Invalid value for '--encoding'" in result.output and says in result.output
+        assert "srt" not in result.output.replace(str(tmp_path), "")  # no input was looked at
+        assert "dry-run" not in result.output and "Traceback" not in result.output
+    result = run(good, "--encoding", "cp1251", "--dry-run")
+    assert result.exit_code == 0 and "cp1251" in result.output
+
+
+def test_unwritable_output_fails_before_translating_and_the_batch_goes_on(tmp_path, run,
+                                                                          monkeypatch):
+    import subctx.cli
+
+    locked, free = tmp_path / "locked", tmp_path / "free"
+    locked.mkdir(), free.mkdir()
+    a = write_srt(locked / "a.srt", FILM)
+    b = write_srt(free / "b.srt", FILM)
+    access = os.access
+    # as root os.access allows everything: say `locked` is read-only as it would be
+    monkeypatch.setattr(os, "access", lambda path, mode, **kw: (
+        Path(path) != locked and access(path, mode, **kw)))
+    said = f"{a}: cannot write its output {locked / 'a.ru.srt'}: no permission to write in " \
+           f"{locked}"
+    result = run(a, b, "--dry-run")
+    assert result.exit_code == 1 and said in result.output
+    assert str(free / "b.ru.srt") in result.output  # the other one would be written
+    read: list = []
+    load = subctx.cli.load
+    monkeypatch.setattr(subctx.cli, "load", lambda jobs, enc: read.extend(jobs) or load(jobs, enc))
+    result = run(a, b)
+    assert result.exit_code == 1 and said in result.output and "1 translated" in result.output
+    assert [j.source for j in read] == [b]  # a was never read, let alone translated
+    assert (free / "b.ru.srt").exists() and not (locked / "a.ru.srt").exists()
+    blocker = write_srt(tmp_path / "some_file.srt", SHORT)
+    result = run(b, "-o", f"{blocker}/sub/", "--overwrite")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert f"cannot create the folder {blocker / 'sub'} for its output: {blocker} is a file" \
+           in result.output
