@@ -26,7 +26,6 @@ from subctx.batch import (
     load,
     translate_files,
 )
-from subctx.bundle import default_bundle_path, load_bundle
 from subctx.clihelp import PlainCommand, PlainGroup
 from subctx.contract import BATCH_SIZE
 from subctx.controls import FORMALITY, SPEAKER_GENDER, choices
@@ -459,12 +458,16 @@ def info(
                      ] = None,
     json_out: Annotated[bool, typer.Option("--json", metavar="",
                                            help="Print the whole manifest as JSON.")] = False,
+    model_option: Annotated[Path | None, typer.Option(
+        "--model", metavar="DIR", help="The bundle, as translate takes it (or give DIR).")
+    ] = None,
 ) -> None:
     """Show a model bundle: what it is, its context settings and its measured dev scores."""
-    try:
-        bundle = load_bundle(model if model is not None else default_bundle_path())
-    except BundleError as problem:
-        raise fail(str(problem)) from None
+    if model is not None and model_option is not None and model != model_option:
+        raise fail("two bundles given (DIR and --model): give one")
+    model = model if model is not None else model_option
+    choice = ModelChoice(model=model)
+    bundle = _bundle(choice)  # its files checked, as translate checks them
     m = bundle.manifest
     if json_out:
         out.print_json(m.to_json())

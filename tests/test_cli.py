@@ -215,6 +215,21 @@ def test_version_help_and_info():
     assert raw.exit_code == 0 and '"architecture"' in raw.output
 
 
+def test_info_takes_model_as_translate_does_and_checks_the_files(tmp_path, tiny_bundle):
+    import shutil
+
+    runner = CliRunner()
+    shown = runner.invoke(app, ["info", "--model", str(tiny_bundle)])
+    assert shown.exit_code == 0 and str(tiny_bundle) in shown.output
+    broken = tmp_path / "broken"
+    shutil.copytree(tiny_bundle, broken)
+    model_file = next(p for p in broken.iterdir()
+                      if p.name not in ("subctx.json", "README.md") and "spm" not in p.name)
+    model_file.unlink()
+    result = runner.invoke(app, ["info", str(broken)])
+    assert result.exit_code == 1 and "incomplete bundle" in result.output
+
+
 def test_review_names_the_missing_translation_not_the_input(tmp_path):
     src = write_srt(tmp_path / "movie.srt", FILM)
     result = CliRunner().invoke(app, ["review", str(src), "--translation",
