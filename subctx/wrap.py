@@ -56,8 +56,9 @@ def wrap_text(text: str, width: int = DEFAULT_WIDTH,
     is a line of its own): as few lines as fit, at least 2 once the text is longer than a
     line, and at least `min_lines` while there are words for them (a lyric keeps its lines).
     When more than `max_lines` lines are needed the cue gets them (a reader can follow
-    three short lines, not two overlong ones); `readability` counts such cues."""
-    words = text.split()
+    three short lines, not two overlong ones); `readability` counts such cues. A dash that
+    stands alone ('- Hi, John. - Hello.') opens the line of the word after it, never ends one."""
+    words = _dashes_held(text.split())
     if not words:
         return []
     total = len(" ".join(words))
@@ -72,6 +73,20 @@ def wrap_text(text: str, width: int = DEFAULT_WIDTH,
         lines += 1
         candidate = _best_split(words, lines)
     return candidate
+
+
+_DASHES = frozenset("-\u2013\u2014")
+
+
+def _dashes_held(words: list[str]) -> list[str]:
+    """Words with each lone dash joined to the word after it (one unbreakable 'word')."""
+    out: list[str] = []
+    for word in words:
+        if out and out[-1] in _DASHES:
+            out[-1] = f"{out[-1]} {word}"
+        else:
+            out.append(word)
+    return out
 
 
 def _greedy(words: list[str], width: int) -> list[str]:

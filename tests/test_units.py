@@ -335,3 +335,10 @@ def test_lines_in_capitals_are_translated_in_sentence_case_and_written_in_capita
     lines = [render_cue(layout, russian) for layout in plan.layouts]
     assert lines == [["КУДА ТЫ ИДЁШЬ? Я ЗДЕСЬ."], ["[МУЗЫКА ИГРАЕТ]"],
                      ["(ВЗДЫХАЕТ) Я знаю ФБР."]]
+
+
+def test_a_dash_inside_a_line_opens_a_line_never_ends_one():
+    for width in (10, 16, 24, 30):
+        lines = wrap_text("- Привет, Джон. - Привет, Мэри. — Как дела?", width)
+        assert not any(line.endswith(("-", "—")) for line in lines), lines
+        assert " ".join(lines) == "- Привет, Джон. - Привет, Мэри. — Как дела?"
