@@ -182,6 +182,14 @@ def _bundle(choice: ModelChoice):
         raise fail(str(problem)) from None
 
 
+def _translator(choice: ModelChoice, bundle):
+    """The loaded model, or one clear line (a device or compute type this machine lacks)."""
+    try:
+        return choice.translator(bundle)
+    except BundleError as problem:
+        raise fail(str(problem)) from None
+
+
 # -- translate ------------------------------------------------------------------------------------
 def _cue_list(numbers: list[int]) -> str:
     shown = ", ".join(str(n + 1) for n in numbers[:5])
@@ -295,6 +303,10 @@ def translate(
     choice = _choice(model, device, compute_type, threads, context, max_gap, beam, guard,
                      context_scope, formality, speaker_gender, schedule, batch_size)
     bundle = _bundle(choice)  # the model's manifest is read before any input
+    # a device or compute type asked for is checked before any input too (it is what fails
+    # where the machine lacks it); otherwise loading the model waits until there is work
+    translator = _translator(choice, bundle) if choice.device == "cuda" or \
+        choice.compute_type not in ("auto", "default") else None
     try:
         forced = Glossary.read(glossary) if glossary is not None else Glossary()
         selection = select_jobs(paths, output, recursive, overwrite)
@@ -317,10 +329,7 @@ def translate(
             _summary([], failed, selection.skipped, 0.0)
         raise typer.Exit(1 if failed else 0)
 
-    try:  # deferred until there is work: loading the model takes a moment
-        translator = choice.translator(bundle)
-    except BundleError as problem:
-        raise fail(str(problem)) from None
+    translator = translator or _translator(choice, bundle)
     options = choice.options(bundle)
     served_instead = getattr(translator, "served_instead", None)  # a backend's, not a stub's
     if served_instead:

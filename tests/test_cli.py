@@ -434,3 +434,15 @@ def test_unwritable_output_fails_before_translating_and_the_batch_goes_on(tmp_pa
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert f"cannot create the folder {blocker / 'sub'} for its output: {blocker} is a file" \
            in result.output
+
+
+def test_a_device_the_machine_lacks_is_said_before_any_input_is_read(tmp_path, tiny_bundle):
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    junk = tmp_path / "junk.srt"
+    junk.write_bytes(b"\x00\x01 not subtitles")
+    result = CliRunner().invoke(app, ["translate", str(junk), "--model", str(tiny_bundle),
+                                      "--device", "cuda", "--dry-run"])
+    assert result.exit_code == 1 and "cuda" in result.output.lower()
+    assert "junk.srt" not in result.output  # the input was not read
