@@ -69,7 +69,9 @@ def wrap_text(text: str, width: int = DEFAULT_WIDTH,
     if len(words) > 200:  # pathological cue: greedy fill keeps this linear
         return _greedy(words, width)
     candidate = _best_split(words, min(lines, len(words)))
-    while max(map(len, candidate)) > width and lines < len(words):
+    alone = set(words)  # a line of one word is as short as it can be, whatever its length
+    while any(len(line) > width and line not in alone for line in candidate) \
+            and lines < len(words):
         lines += 1
         candidate = _best_split(words, lines)
     return candidate

@@ -302,3 +302,23 @@ def test_lines_translated_again_pass_the_context_scope():
         context=1, scope=SCOPES["agreement"], guard=GuardSettings(enabled=False)))
     # the fake's context mark changes no pronoun and no ты/вы: the line stays as it was
     assert agreement.set_text(1, "Он был на столе.") == []
+
+
+def test_a_review_of_a_cp1251_film_reopens_its_utf8_translation(tmp_path, tiny_bundle):
+    from rich.console import Console
+
+    from subctx.batch import ModelChoice
+    from subctx.bundle import load_bundle
+    from subctx.review.loader import open_session
+
+    film = tmp_path / "old.srt"
+    film.write_bytes("1\n00:00:01,000 --> 00:00:02,000\nHello there, Москва.\n".encode("cp1251"))
+    choice = ModelChoice(model=tiny_bundle, device="cpu")
+    bundle = load_bundle(tiny_bundle)
+    first = open_session(film, None, bundle, choice, "cp1251", Console(quiet=True))
+    out = tmp_path / "old.ru.srt"
+    log = first.save(out)
+    out.write_text(out.read_text(encoding="utf-8").replace(first.texts[0], "Привет, кафе ǔ."),
+                   encoding="utf-8")  # written by subctx as UTF-8, with a letter cp1251 lacks
+    again = open_session(film, out, bundle, choice, "cp1251", Console(quiet=True), log=log)
+    assert again.texts[0] == "Привет, кафе ǔ." and 0 in again.accepted

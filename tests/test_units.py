@@ -342,3 +342,10 @@ def test_a_dash_inside_a_line_opens_a_line_never_ends_one():
         lines = wrap_text("- Привет, Джон. - Привет, Мэри. — Как дела?", width)
         assert not any(line.endswith(("-", "—")) for line in lines), lines
         assert " ".join(lines) == "- Привет, Джон. - Привет, Мэри. — Как дела?"
+
+
+def test_a_word_longer_than_a_line_does_not_break_the_others_apart():
+    lines = wrap_text("Откройте сайт https://example.com/very/long/path/to/some/page сейчас "
+                      "и посмотрите, что там написано.", 42)
+    assert lines == ["Откройте сайт", "https://example.com/very/long/path/to/some/page",
+                     "сейчас и посмотрите, что там написано."]

@@ -96,7 +96,8 @@ def open_session(source: Path, translation: Path | None, bundle: Bundle, choice:
                         console=console, transient=True)
     with progress:
         saved = read_saved_review(log, plan) if translation and log else None
-        reading = (read_translation(plan, translated_cues(plan, translation, encoding), saved)
+        # the translation's own encoding (subctx writes UTF-8), not the English file's
+        reading = (read_translation(plan, translated_cues(plan, translation, None), saved)
                    if translation else Reading([None] * len(plan.units)))
         given = reading.texts
         missing = [u for u, t in enumerate(given) if t is None]
