@@ -150,6 +150,12 @@ class RegisterCarry:
     def piece(self, contexts: Sequence[Sequence[int]], unit: int,
               translated: Sequence[Translation | None]) -> str | None:
         """The tag for `unit`, from the translations so far (None: free)."""
+        told = self.told_by(contexts, unit, translated)
+        return None if told is None else self.tag(lexicon.register(told))  # type: ignore[arg-type]
+
+    def told_by(self, contexts: Sequence[Sequence[int]], unit: int,
+                translated: Sequence[Translation | None]) -> str | None:
+        """The translation whose register `unit` carries (None: free)."""
         current = unit
         for _ in range(self.reach):
             if not contexts[current]:
@@ -158,9 +164,8 @@ class RegisterCarry:
             done = translated[current]
             if done is None:
                 return None
-            register = lexicon.register(done.text)
-            if register is not None:
-                return self.tag(register)
+            if lexicon.register(done.text) is not None:
+                return done.text
         return None
 
     def tag(self, register: str) -> str:

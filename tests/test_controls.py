@@ -180,3 +180,38 @@ def test_translating_a_scene_carries_its_register_before_other_tags():
     first = [r.controls for r in model.requests
              if r.text in ("Where are you, I wonder?", "I'm fine.")]
     assert first and all(c == ("<fem>",) for c in first)  # scene starts are free
+
+
+def test_under_the_agreement_scope_a_scene_keeps_the_register_set_before_its_context():
+    """--formality auto with K = 1: the line before has no ты/вы, the one before it said вы.
+    The carried вы tag must reach the translation the scope keeps (it used to weigh the
+    context translation against the K previous lines only, found no register told and kept
+    the plain ты)."""
+    from subctx.decoding import SCOPES
+    from subctx.guard import GuardSettings
+
+    class Tagged:
+        max_context, uses_target_context, supports_forced_start = 1, True, False
+
+        def translate(self, requests, **kwargs):
+            table = {"Excuse me, can you help me?": "Вы можете мне помочь?",
+                     "I lost my keys.": "Я потерял ключи."}
+            return [Translation(table.get(r.text) or ("Вам стоит сесть." if "<frm>" in r.controls
+                                                      else "Тебе стоит сесть."), 0.0)
+                    for r in requests]
+
+        def score(self, requests, candidates):
+            return [Hypothesis(c, -1.0, 2) for c in candidates]
+
+    plan = DocumentPlan([], [Unit("Excuse me, can you help me?", 0.0, 1.0, 0),
+                             Unit("I lost my keys.", 1.5, 2.0, 1),
+                             Unit("You should sit down.", 2.5, 3.0, 2)], [])
+    options = DecodeOptions(context=1, scope=SCOPES["agreement"],
+                            guard=GuardSettings(enabled=False),
+                            carry=RegisterCarry("<inf>", "<frm>"))
+    [result] = translate_documents([plan], Tagged(), options)
+    assert result.texts()[2] == "Вам стоит сесть."
+    untagged = DecodeOptions(context=1, scope=SCOPES["agreement"],
+                             guard=GuardSettings(enabled=False))
+    [plain] = translate_documents([plan], Tagged(), untagged)
+    assert plain.texts()[2] == "Тебе стоит сесть."  # without the carry nothing tells вы

@@ -173,8 +173,13 @@ def test_a_politeness_choice_carries_through_the_scene():
     changes = s.carry_choice(0)
     assert [c.unit for c in changes] == [1] and s.kept == [3]
     assert politeness(s.texts[1]) == "вы" and s.texts[3] == "Ты устал?"
+    assert 1 in s.accepted  # carried by the person: theirs now
+    carried = s.texts[1]
+    s.set_text(0, "Вы мне поможете?")  # a later change earlier in the scene leaves it alone
+    assert s.texts[1] == carried and 1 in s.kept
+    s.undo()
     s.revert(changes)
-    assert s.texts[1] == "Ты хочешь кофе?"
+    assert s.texts[1] == "Ты хочешь кофе?" and 1 not in s.accepted
     assert politeness("Да, пожалуйста.") is None and politeness("Вы можете?") == "вы"
 
 

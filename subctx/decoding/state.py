@@ -109,6 +109,19 @@ class Run:
         d, u = unit
         return [t.text for c in self.contexts[d][u] if (t := self.done[d][c]) is not None]
 
+    def told(self, unit: Unit) -> list[str]:
+        """What the scope weighs a unit's context translation against: the translations it
+        reads, and before them, under `--formality auto`, the earlier one whose register its
+        tag carries (the scene's ты/вы may have been set further back than the context)."""
+        previous = self.previous(unit)
+        carry = self.options.carry
+        if carry is not None:
+            d, u = unit
+            carried = carry.told_by(self.contexts[d], u, self.done[d])
+            if carried is not None and carried not in previous:
+                previous.insert(0, carried)
+        return previous
+
     # -- translating ---------------------------------------------------------------------------
     def translate(self, units: list[Unit], with_context: bool) -> list[Translation]:
         """Translations of `units`, in calls of the schedule's chunk size."""
@@ -149,7 +162,7 @@ class Run:
         if not scope.compares_plain:
             return self.translate(units, with_context=True)
         asked = [unit for unit in units if scope.worth_asking(
-            self.source(unit), self.plain[unit].text, self.previous(unit))]
+            self.source(unit), self.plain[unit].text, self.told(unit))]
         out = dict(zip(asked, self.translate(asked, with_context=True), strict=True))
         return [out.get(unit, self.plain[unit]) for unit in units]
 
@@ -164,7 +177,7 @@ class Run:
         previous = {i: self.previous(units[i]) for i in differ}
         kept = [i for i in differ if scope.keeps(self.source(units[i]),
                                                  self.plain[units[i]].text, outputs[i].text,
-                                                 previous[i])]
+                                                 self.told(units[i]))]
         scores: dict[int, tuple[Hypothesis, Hypothesis]] = {}
         if kept and self.plain_scores and guard.enabled:
             hyps = self.translator.score([self.plain_request(units[i]) for i in kept],

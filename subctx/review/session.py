@@ -368,8 +368,9 @@ class ReviewSession:
         """Apply this line's ты/вы to the later lines of its scene (same conversation, so
         the same addressee) that chose the other way: each is translated again with that
         register's tag where the model knows formality tags, else becomes its model-written
-        variant with the word flipped. A person's lines are kept (listed in `kept`). The caller
-        may keep or revert."""
+        variant with the word flipped, and becomes the person's (a later change in the scene
+        leaves it alone). A person's lines are kept (listed in `kept`). The caller may keep or
+        revert."""
         self.kept = []
         chosen = politeness(self.texts[unit])
         if chosen is None:
@@ -398,6 +399,9 @@ class ReviewSession:
             entry = self.plan.units[unit]
             self.log.append(LogEntry(entry.cue + 1, unit, entry.text, self.texts[unit],
                                      self.texts[unit], f"carry {chosen}", []))
+            # the lines a person carried the register to are theirs now: a later change in
+            # the scene must not translate them back
+            self.accepted.update(c.unit for c in changes)
             self._reanalyze([c.unit for c in changes])
             step.changes = [Change(unit, self.texts[unit], self.texts[unit]), *changes]
             self.history.append(step)
@@ -412,6 +416,8 @@ class ReviewSession:
         if self.history:
             last = self.history[-1]
             last.changes = [c for c in last.changes if c not in changes]
+            # a line reverted is no longer the person's unless it was before the change
+            self.accepted -= {c.unit for c in changes} - last.yours
 
     def accept(self, unit: int) -> None:
         """The line is a person's as it is (undoable)."""
