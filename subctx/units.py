@@ -36,10 +36,13 @@ from subctx.markup import (
     split_tags,
     visible_length,
 )
+from subctx.transliterate import KNOWN, WOMEN
 from subctx.wrap import DEFAULT_MAX_LINES, DEFAULT_WIDTH, wrap_text
 
 MAX_UNIT_CHARS = 400
 _LONE_I = re.compile(r"\bi\b")
+_WORD = re.compile(r"[^\W\d_]+")
+_CAPITALISED = re.compile(r"\b[A-Z][^\W\d_]*")
 _SENTENCE_START = re.compile(r"(?:^|[.!?\u2026]\s+)[^\W\d_]")
 _POSITION = re.compile(r"\{\\[^{}]*\}")
 _SENTENCE_END = re.compile(r"(?<=[.!?\u2026])\s+")
@@ -232,6 +235,7 @@ def plan_document(sub: SubtitleFile, max_unit_chars: int = MAX_UNIT_CHARS) -> Do
     units: list[Unit] = []
     warnings: list[str] = []
     notes: list[tuple[Turn, int]] = []
+    names = _names_written(sub)  # what a line in capitals writes in capitals for a name
     for index, cue in enumerate(sub.cues):
         layout, texts, dropped = _layout_cue(cue)
         label = cue.number or str(index + 1)
@@ -247,7 +251,7 @@ def plan_document(sub: SubtitleFile, max_unit_chars: int = MAX_UNIT_CHARS) -> Do
             if not _LETTER.search(text):
                 continue  # nothing to translate: music notes, '...', numbers
             turn.capitals = all_capitals(text)
-            text = sentence_case(text) if turn.capitals else text
+            text = sentence_case(text, names) if turn.capitals else text
             pieces = [text] if len(text) <= max_unit_chars else _chunks(text, max_unit_chars)
             if len(pieces) > 1:
                 warnings.append(f"cue {label}: {len(text)} characters; translated in "
@@ -259,8 +263,8 @@ def plan_document(sub: SubtitleFile, max_unit_chars: int = MAX_UNIT_CHARS) -> Do
     for turn, index in notes:  # after every sentence, untimed: outside every context chain
         note = turn.prefix.note.core  # type: ignore[union-attr]
         turn.note_unit, turn.note_capitals = len(units), all_capitals(note)
-        units.append(Unit(sentence_case(note) if turn.note_capitals else note, None, None,
-                          index))
+        units.append(Unit(sentence_case(note, names) if turn.note_capitals else note, None,
+                          None, index))
     return DocumentPlan(layouts, units, warnings)
 
 
@@ -272,10 +276,34 @@ def all_capitals(text: str) -> bool:
     return len(cased) >= 2 and all(c.isupper() for c in cased)
 
 
-def sentence_case(text: str) -> str:
-    """'WHERE ARE YOU GOING? I'M HERE.' -> "Where are you going? I'm here."."""
+def sentence_case(text: str, names: frozenset[str] = frozenset()) -> str:
+    """'WHERE ARE YOU, BOB? I'M HERE.' -> "Where are you, Bob? I'm here." (`names`: lowercase
+    words written as names)."""
     lowered = _LONE_I.sub("I", text.lower())
+    lowered = _WORD.sub(lambda m: m.group(0).capitalize() if m.group(0) in names
+                        else m.group(0), lowered)
     return _SENTENCE_START.sub(lambda m: m.group(0).upper(), lowered)
+
+
+# first names that are also common words: not taken for names in a line in capitals
+_NAME_WORDS = frozenset({"rose", "grace", "jack", "will", "mark", "bill", "hope", "joy", "faith",
+                         "amber"})
+
+
+def _names_written(sub: SubtitleFile) -> frozenset[str]:
+    """Lowercase words a line in capitals should write as names: those the file writes with a
+    capital inside a sentence in lines that are not in capitals, and common English first
+    names (subctx.transliterate) that are not also common words."""
+    found: set[str] = set()
+    for cue in sub.cues:
+        for line in cue.lines:
+            text = split_tags(line).text
+            if all_capitals(text):
+                continue
+            for sentence in _SENTENCE_END.split(text):
+                found.update(w.lower() for w in _CAPITALISED.findall(sentence)[1:]
+                             if w[1:].islower())
+    return frozenset(found | ((KNOWN.keys() | WOMEN) - _NAME_WORDS))
 
 
 def _turn_lines(turn: Turn, text: str, width: int) -> list[str]:

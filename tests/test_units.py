@@ -349,3 +349,14 @@ def test_a_word_longer_than_a_line_does_not_break_the_others_apart():
                       "и посмотрите, что там написано.", 42)
     assert lines == ["Откройте сайт", "https://example.com/very/long/path/to/some/page",
                      "сейчас и посмотрите, что там написано."]
+
+
+def test_a_line_in_capitals_keeps_its_names():
+    film = ("1\n00:00:01,000 --> 00:00:02,000\nHELLO, BOB! HELP ME, JOHN!\n\n"
+            "2\n00:00:03,000 --> 00:00:04,000\nRACHEL, WHERE IS ROSS?\n\n"
+            "3\n00:00:05,000 --> 00:00:06,000\nDid you see Ross and Bob today?\n\n"
+            "4\n00:00:07,000 --> 00:00:08,000\nTHE SUN ROSE. I'M SO SAD.\n")
+    assert [u.text for u in plan_document(parse_srt_text(film)).units] == [
+        "Hello, Bob! Help me, John!",  # Bob as the film writes it, John a first name
+        "Rachel, where is Ross?", "Did you see Ross and Bob today?",
+        "The sun rose. I'm so sad."]  # rose is a word too
