@@ -172,7 +172,9 @@ def _layout_cue(cue: Cue) -> tuple[CueLayout, list[str], int]:
     trails = [m.trail for m in marked]
     dropped = sum(m.inline_tags for m in marked)
     dashes = [(m.dash, m.text) for m in marked]
-    dialogue = len(marked) >= 2 and any(dash for dash, _ in dashes[1:])
+    # turns: a dash on a later line, or a speaker label on every line ('JOHN: ...' / 'MARY: ...')
+    labelled = len(marked) >= 2 and all(split_prefix(m.text)[0].label for m in marked)
+    dialogue = len(marked) >= 2 and (any(dash for dash, _ in dashes[1:]) or labelled)
     # lines styled one by one, not alike ('<i>Previously:</i>' / 'We lost the keys.'): each
     # line is translated on its own so that its tags stay on it
     styled_lines = (not dialogue and len(marked) >= 2
@@ -200,7 +202,7 @@ def _layout_cue(cue: Cue) -> tuple[CueLayout, list[str], int]:
             turn_texts.append(body)
     elif dialogue:
         for i, (dash, body) in enumerate(dashes):
-            if i == 0 or dash:
+            if i == 0 or dash or labelled:
                 turns.append(Turn(leads[i], dash, Annotated("", "", ""), trails[i]))
                 turn_texts.append(body)
             else:

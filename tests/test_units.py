@@ -360,3 +360,16 @@ def test_a_line_in_capitals_keeps_its_names():
         "Hello, Bob! Help me, John!",  # Bob as the film writes it, John a first name
         "Rachel, where is Ross?", "Did you see Ross and Bob today?",
         "The sun rose. I'm so sad."]  # rose is a word too
+
+
+def test_lines_each_with_a_speaker_label_are_turns():
+    from subctx.units import read_cue
+    film = ("1\n00:00:01,000 --> 00:00:02,000\nJOHN: Did you call the police?\n"
+            "MARY: Not yet.\n\n2\n00:00:03,000 --> 00:00:04,000\nJOHN: I called them,\n"
+            "and they are coming.\n")
+    plan = plan_document(parse_srt_text(film))
+    assert [u.text for u in plan.units] == ["Did you call the police?", "Not yet.",
+                                            "I called them, and they are coming."]
+    lines = render_cue(plan.layouts[0], ["Вы вызвали полицию?", "Пока нет."])
+    assert lines == ["JOHN: Вы вызвали полицию?", "MARY: Пока нет."]
+    assert read_cue(plan.layouts[0], lines) == {0: "Вы вызвали полицию?", 1: "Пока нет."}
