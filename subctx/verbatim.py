@@ -24,6 +24,7 @@ _TOKEN = re.compile(rf"{_URL}|{_EMAIL}|(?<![\w.,/-]){_NUMBER}")
 _TRAILING = ".,;:!?)»\"'"
 _CANDIDATE = re.compile(r"\d[\d \u00a0\u202f,.:/-]*\d|[^\s«»()\"]+")
 SIMILAR = 0.6  # a translation token this close to the English one is its mangled copy
+_DOMAIN_END = re.compile(r"\.[^\W\d_]{2,6}$")
 
 
 def verbatim_tokens(text: str) -> list[str]:
@@ -54,32 +55,67 @@ def _written(token: str) -> str:
     return f"{whole},{fraction}" if fraction else whole
 
 
-def _closest(token: str, translation: str) -> tuple[int, int] | None:
-    """The span of the translation's token of the same kind most like `token`: the one
-    e-mail address there is for an e-mail, else one at least SIMILAR to it."""
-    words = [(m.start(), m.start() + len(w), w) for m in _CANDIDATE.finditer(translation)
-             if (w := m.group(0).rstrip(_TRAILING))]
-    if "@" in token and "://" not in token:
-        mails = [(a, b) for a, b, w in words if "@" in w]
-        return mails[0] if len(mails) == 1 else None
+def _address(word: str) -> bool:
+    """A word that looks like a web or e-mail address, however mangled ('Витити.com')."""
+    return "@" in word or "://" in word or word.lower().startswith("www") \
+        or _DOMAIN_END.search(word) is not None
+
+
+def _closest(token: str, translation: str, taken: list[tuple[int, int]]
+             ) -> tuple[int, int] | None:
+    """The span of the translation's token of the same kind most like `token`, not among
+    `taken`: for an address, one that looks like an address — an e-mail's '@' first, then the
+    same ending ('.com'), then the likeliest — else a token at least SIMILAR to it."""
+    words = [(a, b, w) for m in _CANDIDATE.finditer(translation)
+             if (w := m.group(0).rstrip(_TRAILING))
+             and (a := m.start(), b := m.start() + len(w)) not in taken]
+    if _address(token):
+        ending = _DOMAIN_END.search(token)
+        addresses = [(a, b, w) for a, b, w in words if _address(w)]
+        for wanted in (lambda w: "@" in token and "@" in w,
+                       lambda w: ending is not None and w.lower().endswith(ending[0].lower())):
+            found = [(a, b) for a, b, w in addresses if wanted(w)]
+            if found:
+                return found[0]
     best, best_ratio = None, SIMILAR
     for start, end, word in words:
-        if token[0].isdigit() != any(c.isdigit() for c in word):
-            continue
+        if token[0].isdigit() != any(c.isdigit() for c in word) and not _address(token):
+            continue  # a number's copy has digits, a word's none (an address may have them)
         ratio = SequenceMatcher(None, token.lower(), word.lower()).ratio()
         if ratio > best_ratio:
             best, best_ratio = (start, end), ratio
     return best
 
 
+def _without_pieces(text: str, start: int, end: int, token: str) -> str:
+    """`text` less the words right before and after text[start:end] that are pieces of
+    `token` the model wrote apart ('john.smi john.smith@example.com' -> the address alone)."""
+    after = re.match(r"\s+([^\s«»()\"]{3,})", text[end:])
+    if after and after[1].rstrip(_TRAILING).lower() in token.lower():
+        cut = len(after[1].rstrip(_TRAILING))
+        text = text[:end] + text[end + after.start(1) + cut:]
+    before = re.search(r"([^\s«»()\"]{3,})\s+$", text[:start])
+    if before and before[1].lower() in token.lower():
+        text = text[:before.start(1)] + text[start:]
+    return text
+
+
 def restore_verbatim(source: str, translation: str) -> str:
     """The translation with each mangled copy of a verbatim token of `source` replaced by the
-    token itself."""
+    token itself (and the pieces of it written beside it taken away)."""
+    taken: list[tuple[int, int]] = []
     for token in verbatim_tokens(source):
-        if not _present(token, translation):
-            span = _closest(token, translation)
-            if span is not None:
-                translation = f"{translation[:span[0]]}{_written(token)}{translation[span[1]:]}"
+        if _present(token, translation):
+            continue
+        span = _closest(token, translation, taken)
+        if span is None:
+            continue
+        written = _written(token)
+        mended = f"{translation[:span[0]]}{written}{translation[span[1]:]}"
+        mended = _without_pieces(mended, span[0], span[0] + len(written), written)
+        start = mended.find(written, max(0, span[0] - 80))
+        taken = [(a, b) for a, b in taken if b <= start] + [(start, start + len(written))]
+        translation = mended
     return translation
 
 

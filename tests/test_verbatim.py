@@ -42,3 +42,17 @@ def test_a_mangled_copy_is_put_back(english, machine, mended):
 ])
 def test_a_right_or_missing_copy_is_left_alone(english, translation):
     assert restore_verbatim(english, translation) == translation
+
+
+def test_addresses_the_model_turned_into_words_are_found_by_their_ending():
+    assert restore_verbatim(
+        "Visit www.example.com or write to help@example.org.",
+        "Витититвио.com или написать помощь в суперсексуалами.org.") == \
+        "www.example.com или написать помощь в help@example.org."
+    # a piece of the address written beside the mangled one goes with it
+    assert restore_verbatim("E-mail john.smith@example.com today!",
+                            "Напиши john.smi wexample.com сегодня!") == \
+        "Напиши john.smith@example.com сегодня!"
+    assert restore_verbatim("Go to https://example.com/help?id=42 now.",
+                            "Иди в htps://example.com/hepl?id=42 сейчас.") == \
+        "Иди в https://example.com/help?id=42 сейчас."
