@@ -107,6 +107,13 @@ def unwritable(target: Path) -> str | None:
     return None
 
 
+def _exists(source: Path, target: Path) -> str:
+    """Why a finished output is skipped, saying so where the input changed after it."""
+    older = target.stat().st_mtime < source.stat().st_mtime
+    return (f"{target} exists" + (", older than its input (changed since?)" if older else "")
+            + " (use --overwrite)")
+
+
 def select_jobs(paths: list[Path], output: Path | str | None = None, recursive: bool = False,
                 overwrite: bool = False, lang: str = "ru") -> Selection:
     """Expand files and folders into jobs; missing paths fail, finished outputs are skipped.
@@ -170,7 +177,7 @@ def select_jobs(paths: list[Path], output: Path | str | None = None, recursive: 
                 continue
             claimed[resolved] = source
             if target.exists() and not target.is_dir() and not overwrite:
-                selection.skipped.append((source, f"{target.name} exists (use --overwrite)"))
+                selection.skipped.append((source, _exists(source, target)))
             elif problem := unwritable(target):
                 selection.failed.append((source, problem))
             else:

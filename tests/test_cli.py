@@ -81,6 +81,10 @@ def test_folder_batch_recursive_mirror_skip_and_overwrite(tmp_path, run):
     result = run(root, "--recursive", "-o", out)
     assert result.exit_code == 0 and "exists (use --overwrite)" in result.output
     assert os.stat(out / "e0.ru.srt").st_mtime_ns == stamp
+    later = os.stat(out / "e0.ru.srt").st_mtime + 10
+    os.utime(root / "e0.srt", (later, later))  # the input changed after its translation
+    result = run(root, "--recursive", "-o", out)
+    assert "older than its input" in " ".join(result.output.split())
     result = run(root, "-r", "-o", out, "--overwrite")
     assert result.exit_code == 0 and "2 translated" in result.output
 
