@@ -223,6 +223,16 @@ async def test_g_translates_the_line_again_as_said_by_a_woman_then_a_man(tmp_pat
         assert session.texts[0] == "Я устал."
         await pilot.press("u")
         assert session.texts[0] == "Я устала."
+        assert session.speakers[0] == "feminine"  # undo gives back the speaker given before
+    # a line whose English shows no speaker is left alone (no I or me in it)
+    door = parse_srt_text("1\n00:00:01,000 --> 00:00:02,000\n[door slams]\n\n")
+    quiet = ReviewSession(door, plan_document(door), Gendered(), options, ["[хлопает дверь]"])
+    app = ReviewApp(quiet, tmp_path / "door.ru.srt")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("g")
+        await pilot.pause()
+        assert quiet.texts == ["[хлопает дверь]"] and not quiet.speakers
+        assert not quiet.accepted and not quiet.dirty
     # a model without speaker-gender tags says so and changes nothing
     plain = ReviewSession(sub, plan_document(sub), FakeTranslator(), DecodeOptions(context=1),
                           ["Я устал."])

@@ -16,7 +16,7 @@ from textual.reactive import var
 from textual.widgets import DataTable, Footer, Header, Input
 from textual.widgets.input import Selection
 
-from subctx.controls import FEMININE, MASCULINE
+from subctx.controls import FEMININE, MASCULINE, SPEAKER_GENDER, can_show
 from subctx.review import render
 from subctx.review.choices import politeness
 from subctx.review.screens import ChangesScreen, HelpScreen, QuitScreen
@@ -152,6 +152,10 @@ class ReviewApp(App[None]):
     def action_speaker(self) -> None:
         """Translate the line again as said by a woman, or (pressed again) by a man."""
         unit = self.current
+        if not can_show(SPEAKER_GENDER, self.session.plan.units[unit].text):
+            self.notify("this line's English has no I or me: nothing in it shows the "
+                        "speaker's gender", timeout=3)
+            return
         value = MASCULINE if self.session.speakers.get(unit) == FEMININE else FEMININE
         before = self.session.texts[unit]
         follow_ups = self.session.set_speaker(unit, value)
