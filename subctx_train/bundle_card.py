@@ -4,25 +4,35 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 import torch
 
-from subctx.bundle import ContextSettings, Manifest, load_bundle, write_manifest
+from subctx.bundle import MANIFEST, ContextSettings, Manifest, load_bundle, write_manifest
 from subctx.controls import CONTROLS, known_controls, tag_piece
 from subctx.decoding.scope import SCOPES
 from subctx.nn import architecture
 from subctx.nn.config import ModelConfig
 from subctx.nn.transformer import Transformer
-from subctx_train.checkpoint import load_model_state, read_meta, save_chunked
+from subctx_train.checkpoint import (
+    check_output_folder,
+    list_checkpoints,
+    load_model_state,
+    read_meta,
+    replaced_folder,
+    save_chunked,
+)
 from subctx_train.config import TrainConfig
 from subctx_train.runs import pretraining_stages, run_progress, run_record, stage_data
 from subctx_train.train import build_model, load_final_model
 
 
 def _load(source: Path) -> tuple[Transformer, TrainConfig, Path, dict]:
-    """A model from a run folder (averaged weights) or from one checkpoint folder."""
+    """A model from a run folder (averaged weights) or from one checkpoint folder; `extra`
+    says which weights (and, under "unfinished", why they may not be the run's last word)."""
     source = Path(source)
     if (source / "meta.json").exists():
         meta = read_meta(source)
@@ -36,7 +46,45 @@ def _load(source: Path) -> tuple[Transformer, TrainConfig, Path, dict]:
     chosen = final.get("averaged_checkpoints", [])
     weights = final.get("weights") or (f"average of {', '.join(chosen)}" if len(chosen) > 1
                                        else chosen[0] if chosen else "last checkpoint")
-    return model, cfg, source, {"weights": weights}
+    extra = {"weights": weights}
+    unfinished = _unfinished(source, chosen)
+    if unfinished:
+        extra["unfinished"] = unfinished
+        if not _has_final(source):  # load_final_model took the newest checkpoint
+            extra["weights"] = f"{list_checkpoints(source)[-1].name}, the last checkpoint of " \
+                               "an unfinished run"
+    return model, cfg, source, extra
+
+
+def _has_final(run_dir: Path) -> bool:
+    """Whether a run folder has final weights (`checkpoint.load_final` reads them)."""
+    return (run_dir / "final.safetensors").exists() or any(run_dir.glob("final-*.safetensors"))
+
+
+def _step(checkpoint: str) -> int:
+    return int(checkpoint.split("-")[1])
+
+
+def _unfinished(run_dir: Path, chosen: list[str]) -> str | None:
+    """Why a run folder's weights may not be what its training would have ended with: it has
+    no final weights (killed, or still training), or they are older than its newest
+    checkpoint (resumed, not finished again); None for a finished run."""
+    found = list_checkpoints(run_dir)
+    if not found:
+        return None
+    last = found[-1].name
+    if not _has_final(run_dir):
+        return (f"{run_dir} has not finished training (no final weights): exporting its last "
+                f"checkpoint, {last}")
+    if chosen and max(map(_step, chosen)) < _step(last):
+        return (f"{run_dir}: its final weights ({', '.join(chosen)}) are older than its last "
+                f"checkpoint, {last} (resumed and not finished again?); exporting the final "
+                f"weights (`subctx-train finalize {run_dir}` makes new ones)")
+    return None
+
+
+def _warn(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr, flush=True)
 
 
 def _training_info(run_dir: Path, cfg: TrainConfig, extra: dict) -> dict:
@@ -80,11 +128,20 @@ def _stages(pre: list | dict | None) -> list[dict]:
 def export_run(source: Path, out: Path, quantize: str | None = None, max_gap: float = 7.0,
                default_k: int = 1, length_penalty: float = 1.0,
                backend: str | None = None, guard: bool = True, scope: str = "all",
-               max_k: int | None = None) -> Path:
+               max_k: int | None = None,
+               warn: Callable[[str], object] | None = _warn) -> Path:
     """A run (or checkpoint) as a bundle in `out`. `max_k`: the most context sentences the app
     may give the model (default: the most it was trained with); only a concatenation model can
-    read more than that."""
+    read more than that. The bundle is built beside `out` and replaces it whole once complete
+    (`replaced_folder`); `out` may be absent, empty or a bundle, anything else is refused.
+    `warn` gets one line where the weights may not be what the user means (an unfinished run's
+    last checkpoint, final weights older than the run's last checkpoint); by default it is
+    printed on stderr ("warning: ..."), None says nothing (the manifest records it under
+    info.training.unfinished either way)."""
+    check_output_folder(out, MANIFEST)  # before loading anything
     model, cfg, run_dir, extra = _load(source)
+    if extra.get("unfinished") and warn is not None:
+        warn(extra["unfinished"])
     info = _training_info(run_dir, cfg, extra)
     info["parameters"] = sum(p.numel() for p in model.parameters())
     info["vocabulary"] = model.cfg.vocab_size  # the pieces it has (tags added later included)
@@ -113,9 +170,11 @@ def export_run(source: Path, out: Path, quantize: str | None = None, max_gap: fl
                                 target_side="none" if multi_encoder else cfg.target_context,
                                 segment_shift=cfg.segment_shift, guard=guard, scope=scope),
         info={"training": info}, controls=trained_controls(cfg, run_dir / "spm.model"))
-    path = EXPORTERS[backend](model, run_dir / "spm.model", manifest, out, quantize)
-    (path / "README.md").write_text(model_card(load_bundle(path).manifest), encoding="utf-8")
-    return path
+    with replaced_folder(out, MANIFEST) as staged:
+        EXPORTERS[backend](model, run_dir / "spm.model", manifest, staged, quantize)
+        (staged / "README.md").write_text(model_card(load_bundle(staged).manifest),
+                                          encoding="utf-8")
+    return Path(out)
 
 
 def trained_controls(cfg: TrainConfig, spm_model: Path) -> list[str]:
@@ -131,38 +190,47 @@ def trained_controls(cfg: TrainConfig, spm_model: Path) -> list[str]:
 
 def export_torch_bundle(model: Transformer, spm_model: Path, manifest: Manifest,
                         out: Path) -> Path:
-    """Bundle for the PyTorch backend: weights in <=16 MiB safetensors chunks + model.json."""
+    """Bundle for the PyTorch backend: weights in <=16 MiB safetensors chunks + model.json,
+    built beside `out` and replacing it whole once complete (as `export.export_bundle`)."""
+    out = check_output_folder(out, MANIFEST)
+    with replaced_folder(out, MANIFEST) as staged:
+        write_torch_bundle(model, spm_model, manifest, staged)
+    return out
+
+
+def write_torch_bundle(model: Transformer, spm_model: Path, manifest: Manifest,
+                       folder: Path) -> Path:
+    """The PyTorch bundle's files, written into `folder` (new or empty)."""
     import sentencepiece as spm
 
     pieces = spm.SentencePieceProcessor(model_file=str(spm_model)).get_piece_size()
     if pieces != model.cfg.vocab_size:
         raise ValueError(f"tokenizer has {pieces} pieces, model {model.cfg.vocab_size}")
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    for old in out.glob("model-*.safetensors"):
-        old.unlink()
-    save_chunked(model.state_dict(), out, "model")
-    (out / "model.json").write_text(json.dumps(
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    save_chunked(model.state_dict(), folder, "model")
+    (folder / "model.json").write_text(json.dumps(
         {"architecture": manifest.architecture, "model": model.cfg.to_dict()}, indent=1))
-    shutil.copyfile(spm_model, out / manifest.source_spm)
-    write_manifest(out, manifest)
-    return out
+    shutil.copyfile(spm_model, folder / manifest.source_spm)
+    write_manifest(folder, manifest)
+    return folder
 
 
-def _ctranslate2_bundle(model: Transformer, spm_model: Path, manifest: Manifest, out: Path,
+def _ctranslate2_bundle(model: Transformer, spm_model: Path, manifest: Manifest, folder: Path,
                         quantize: str | None) -> Path:
-    from subctx_train.export import export_bundle  # needs ctranslate2; torch bundles do not
+    from subctx_train.export import write_bundle  # needs ctranslate2; torch bundles do not
 
-    return export_bundle(model, spm_model, manifest, out, quantization=quantize)
+    return write_bundle(model, spm_model, manifest, folder, quantization=quantize)
 
 
-def _torch_bundle(model: Transformer, spm_model: Path, manifest: Manifest, out: Path,
+def _torch_bundle(model: Transformer, spm_model: Path, manifest: Manifest, folder: Path,
                   quantize: str | None) -> Path:
     manifest.info["training"]["quantization"] = "float32"  # what the PyTorch backend runs
-    return export_torch_bundle(model, spm_model, manifest, out)
+    return write_torch_bundle(model, spm_model, manifest, folder)
 
 
-# one bundle writer per serving backend (subctx.backends.BACKENDS)
+# one bundle writer per serving backend (subctx.backends.BACKENDS): the files, into a
+# new folder that export_run then puts in place
 EXPORTERS = {"ctranslate2": _ctranslate2_bundle, "torch": _torch_bundle}
 
 

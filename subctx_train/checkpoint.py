@@ -3,15 +3,86 @@ size-limited transfers), plus a JSON file of everything else."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import torch
 from safetensors.torch import load_file
 
+from subctx.errors import SubctxError
 from subctx.nn.weights import load_chunked, save_chunked
+
+
+class RunError(SubctxError, ValueError):
+    """A run, its weights or a folder written from it that cannot be used as asked: one line
+    (`subctx-train`'s main() prints a SubctxError without a traceback; the commands that turn
+    a ValueError into a usage error take it as one)."""
+
+
+class NothingTrained(RunError):
+    """A run without any checkpoint: it has no weights to make final ones of."""
+
+
+def write_atomically(path: Path, write: Callable[[Path], object]) -> Path:
+    """`write(tmp)` into a temporary file beside `path`, then rename it to `path`: a reader
+    (or a run killed meanwhile) sees the old file or the new one, never half of one."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def check_output_folder(out: Path, marker: str) -> Path:
+    """`out` as a folder a writer may replace whole: absent, empty, or one it wrote before
+    (it holds `marker`); RunError for a file or a folder of something else."""
+    out = Path(out)
+    if out.is_symlink() and not out.exists():
+        raise RunError(f"{out} is a link to nothing: give another --out")
+    if out.exists() and not out.is_dir():
+        raise RunError(f"{out} exists and is not a folder: give another --out")
+    if out.is_dir() and not (out / marker).is_file() and any(out.iterdir()):
+        raise RunError(f"{out} is a folder of something else (not empty, no {marker}): give "
+                       "a new or empty folder, it is not replaced")
+    return out
+
+
+@contextlib.contextmanager
+def replaced_folder(out: Path, marker: str) -> Iterator[Path]:
+    """A new, empty folder beside `out` to write into; once the block completes it replaces
+    `out` whole (no file of what was there before survives), and if the block fails it goes
+    and `out` stays as it was. `out` is checked first (`check_output_folder`); a link to a
+    folder has that folder replaced."""
+    out = Path(os.path.realpath(check_output_folder(out, marker)))  # a name to put beside
+    out.parent.mkdir(parents=True, exist_ok=True)
+    token = uuid.uuid4().hex[:8]
+    staged = out.with_name(f".{out.name}.{token}.new")
+    staged.mkdir()
+    try:
+        yield staged
+        check_output_folder(out, marker)  # unchanged meanwhile
+        if out.exists():
+            old = out.with_name(f".{out.name}.{token}.old")
+            out.rename(old)
+            try:
+                staged.rename(out)
+            except BaseException:
+                old.rename(out)
+                raise
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            staged.rename(out)
+    finally:
+        shutil.rmtree(staged, ignore_errors=True)  # gone unless it failed
 
 
 def _flatten_optimizer(state: dict[str, Any]) -> tuple[dict[str, torch.Tensor], dict]:

@@ -21,7 +21,7 @@ import torch
 from ctranslate2.specs import common_spec, transformer_spec
 from ctranslate2.specs.model_spec import ACCEPTED_MODEL_TYPES
 
-from subctx.bundle import Manifest, write_manifest
+from subctx.bundle import MANIFEST, Manifest, write_manifest
 from subctx.nn import ARCHITECTURES, architecture
 from subctx.nn.transformer import DecoderLayer, EncoderLayer, MultiHeadAttention, Transformer
 
@@ -162,22 +162,36 @@ def check_options(model: Transformer, manifest: Manifest, vocabulary: list[str],
 
 def export_bundle(model: Transformer, spm_model: Path, manifest: Manifest, out_dir: Path,
                   quantization: str | None = None, model_card: str | None = None) -> Path:
-    """Write a complete bundle: CTranslate2 model, SentencePiece model, manifest, model card."""
+    """Write a complete bundle: CTranslate2 model, SentencePiece model, manifest, model card.
+    It is built beside `out_dir` and replaces it whole once complete (a bundle exported there
+    before leaves no file behind; a failed export leaves it as it was); a folder that is not
+    a bundle is refused (RunError)."""
+    from subctx_train.checkpoint import check_output_folder, replaced_folder
+
+    out_dir = check_output_folder(out_dir, MANIFEST)
+    with replaced_folder(out_dir, MANIFEST) as staged:
+        write_bundle(model, spm_model, manifest, staged, quantization, model_card)
+    return out_dir
+
+
+def write_bundle(model: Transformer, spm_model: Path, manifest: Manifest, folder: Path,
+                 quantization: str | None = None, model_card: str | None = None) -> Path:
+    """The bundle's files, written into `folder` (new or empty), checked by a test load."""
     import sentencepiece as spm
 
-    out_dir = Path(out_dir)
+    folder = Path(folder)
     processor = spm.SentencePieceProcessor(model_file=str(spm_model))
     vocabulary = [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
     convert = check_options(model, manifest, vocabulary, quantization)
     spec = convert(model.eval(), manifest, vocabulary)
     spec.validate()
     spec.optimize(quantization=quantization)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    spec.save(str(out_dir))
+    folder.mkdir(parents=True, exist_ok=True)
+    spec.save(str(folder))
     for name in {manifest.source_spm, manifest.target_spm}:
-        shutil.copyfile(spm_model, out_dir / name)
-    write_manifest(out_dir, manifest)
+        shutil.copyfile(spm_model, folder / name)
+    write_manifest(folder, manifest)
     if model_card is not None:
-        (out_dir / "README.md").write_text(model_card, encoding="utf-8")
-    ctranslate2.Translator(str(out_dir), device="cpu")  # fail here, not in the app
-    return out_dir
+        (folder / "README.md").write_text(model_card, encoding="utf-8")
+    ctranslate2.Translator(str(folder), device="cpu")  # fail here, not in the app
+    return folder

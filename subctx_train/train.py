@@ -34,6 +34,8 @@ from subctx.nn import architecture
 from subctx.nn.config import ModelConfig
 from subctx.nn.transformer import Transformer
 from subctx_train.checkpoint import (
+    NothingTrained,
+    RunError,
     average_states,
     list_checkpoints,
     load_final,
@@ -41,8 +43,10 @@ from subctx_train.checkpoint import (
     load_optimizer_state,
     read_meta,
     save_checkpoint,
+    write_atomically,
 )
 from subctx_train.config import TrainConfig
+from subctx_train.ct2_import import with_new_rows
 from subctx_train.data import Document, filter_documents, reverse_documents
 from subctx_train.distributed import any_rank, init_distributed
 from subctx_train.examples import (
@@ -60,7 +64,13 @@ from subctx_train.hardware import describe_hardware, resolve_device, share_gpu, 
 from subctx_train.loss import LossTerms, discounted_loss, loss_terms
 from subctx_train.plots import plot_metrics
 from subctx_train.prefetch import Prefetcher
-from subctx_train.runs import chain_from, ensure_tokenizer, initial_weights
+from subctx_train.runs import (
+    chain_from,
+    ensure_tokenizer,
+    init_run_dir,
+    initial_weights,
+    run_record,
+)
 from subctx_train.tokenizer import BOS, EOS, PAD, UNK
 
 console = Console(stderr=True)
@@ -321,6 +331,40 @@ def resumed_record(before: dict, now: dict, step: int) -> dict:
     return record
 
 
+def _shown(value) -> str:
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) \
+        else str(value)
+
+
+def changed_settings(changed: dict) -> str:
+    """'FIELD before → after, ...' of a resume's changed settings, as the model card shows
+    them (a new time budget is not a change of settings)."""
+    return ", ".join(f"{k} {_shown(a)} → {_shown(b)}" for k, (a, b) in changed.items()
+                     if k != "budget_minutes")
+
+
+def warn(message: str) -> None:
+    """One line on the console (stderr), never wrapped nor read as markup."""
+    console.print(f"warning: {message}", markup=False, highlight=False, soft_wrap=True)
+
+
+def shape_differences(before: dict, now: dict) -> str:
+    """'d_model 32 → 64, ...': the shape fields (ModelShape, vocab_size) two model configs
+    differ in, dropout aside ('' where none does)."""
+    keys = [k for k in now if k not in ("dropout", "pad_id")]
+    return ", ".join(f"{k} {before[k]} → {now[k]}" for k in keys
+                     if k in before and before[k] != now[k])
+
+
+def misfits(weights: dict[str, torch.Tensor], own: dict[str, torch.Tensor]) -> list[str]:
+    """'NAME (A×B, the model's C×D)' for each tensor both have in different shapes."""
+    def dims(t: torch.Tensor) -> str:
+        return "×".join(map(str, t.shape)) or "scalar"
+
+    return [f"{k} ({dims(v)}, the model's {dims(own[k])})" for k, v in weights.items()
+            if k in own and own[k].shape != v.shape]
+
+
 class Trainer:
     """Trains one model in `run_dir`; calling `train()` again resumes where it stopped.
     `init_from` starts a new run from another run's weights (e.g. a context-aware model from the
@@ -393,25 +437,65 @@ class Trainer:
         return list_checkpoints(self.run_dir)
 
     def _initialize(self, init_from: Path) -> None:
+        """Start from `init_from`'s weights: every tensor of the same name (after the model's
+        `adapt_state`, e.g. the context encoder's layers seeded from a sentence-level
+        encoder's) is copied; tensors only this model has (a context path) start fresh, as do
+        the embedding rows of pieces appended to the vocabulary (control tags). A tensor both
+        have in another shape is refused (RunError): a model of another shape, not a start."""
         weights, self.state.step = initial_weights(init_from)
         if hasattr(self.model, "adapt_state"):
             weights = self.model.adapt_state(weights)
         own = self.model.state_dict()
-        copied = {k: v for k, v in weights.items() if k in own and own[k].shape == v.shape}
+        weights = self._grown_vocabulary(weights, own)
+        wrong = misfits(weights, own)
+        if wrong:
+            theirs = run_record(init_run_dir(init_from)).get("model") or {}
+            shape = shape_differences(theirs, self.model_cfg.to_dict())
+            raise RunError(f"--init-from {init_from}: a model of another shape "
+                           f"({shape or 'tensors: ' + ', '.join(wrong[:2])}): it starts a run "
+                           "of its own shape only (give the same shape, or no --init-from)")
+        copied = {k: v for k, v in weights.items() if k in own}
         if not copied:
-            raise ValueError(f"{init_from}: no parameter fits this model")
+            raise RunError(f"--init-from {init_from}: no parameter fits this model")
         self.model.load_state_dict(copied, strict=False)
+        if self.grown and not self.quiet:
+            console.print(f"the vocabulary grew by {self.grown} pieces: their embedding rows "
+                          "start fresh")
         if not self.quiet:
             fresh = sum(v.numel() for k, v in own.items() if k not in copied)
             console.print(f"initialised {len(copied)}/{len(own)} tensors from {init_from} "
                           f"(step {self.state.step}); {fresh / 1e6:.1f}M parameters start fresh")
+
+    def _grown_vocabulary(self, weights: dict[str, torch.Tensor],
+                          own: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """`weights` with the shared embedding grown to this model's vocabulary where the
+        tokenizer has pieces appended after the init run's (its rows first, a fresh row
+        for each new piece, as `unbundle --control-tags` adds them)."""
+        self.grown = 0
+        theirs, mine = weights.get("embed.weight"), own.get("embed.weight")
+        if theirs is None or mine is None or theirs.dim() != 2 or \
+                theirs.shape[1] != mine.shape[1] or theirs.shape[0] >= mine.shape[0]:
+            return weights
+        self.grown = mine.shape[0] - theirs.shape[0]
+        return {**weights, "embed.weight": with_new_rows(theirs, self.grown, self.cfg.seed)}
 
     def _resume(self) -> None:
         found = self.checkpoints()
         if not found:
             return
         meta = read_meta(found[-1])
-        self.model.load_state_dict(load_model_state(found[-1]))
+        state = load_model_state(found[-1])
+        own = self.model.state_dict()
+        if set(state) != set(own) or misfits(state, own):
+            shape = shape_differences(meta.get("model") or {}, self.model_cfg.to_dict())
+            before = (meta.get("config") or {}).get("architecture")
+            arch = (f"architecture {before} → {self.cfg.architecture}"
+                    if before and before != self.cfg.architecture else "")
+            why = shape or arch or "other tensors"
+            raise RunError(f"{self.run_dir}: its checkpoint {found[-1].name} is of another "
+                           f"model ({why}): resume it with its own settings, or give a new "
+                           "--run")
+        self.model.load_state_dict(state)
         saved = load_optimizer_state(found[-1])
         for group in saved["param_groups"]:  # this run's implementation, whatever saved it
             group.update(ADAM_IMPLS[self.cfg.adam_impl])
@@ -444,7 +528,14 @@ class Trainer:
         if self.state.step and path.exists():  # resumed: keep where the run began, and say
             # which settings changed from here on
             record = resumed_record(json.loads(path.read_text()), record, self.state.step)
-        path.write_text(json.dumps(record, indent=1, ensure_ascii=False))
+            last = (record.get("resumed") or [{}])[-1]
+            changed = changed_settings(last.get("changed", {})) \
+                if last.get("at_step") == self.state.step else ""
+            if changed:
+                warn(f"{self.run_dir} resumes at step {self.state.step} with other settings "
+                     f"than it had: {changed} (config.json records it)")
+        write_atomically(path, lambda tmp: tmp.write_text(
+            json.dumps(record, indent=1, ensure_ascii=False)))
 
     # -- evaluation --------------------------------------------------------------------------
     @torch.no_grad()
@@ -546,40 +637,57 @@ class Trainer:
         self.save()
 
     def _finish(self, reason: str) -> Path:
-        """A last record of the steps since the last one, then the final weights."""
+        """A last record of the steps since the last one, then the final weights; a run
+        without any checkpoint (nothing trained: max_steps at or below the step it started
+        from) raises NothingTrained, on the main rank, once the ranks are done."""
         if self.info.main and self.window.steps:
             self._write({**self._record(), **self.evaluate()})
         if not self.quiet:
             console.print(f"stopped after step {self.state.step}: {reason}")
+        nothing: NothingTrained | None = None
         if self.info.main:
-            self.finalize()
-            plot_metrics(self.run_dir / "metrics.jsonl", self.run_dir / "training.png")
+            try:
+                self.finalize()
+            except NothingTrained as err:
+                nothing = err
+            else:
+                plot_metrics(self.run_dir / "metrics.jsonl", self.run_dir / "training.png")
         if self.info.distributed:
             dist.barrier()
             dist.destroy_process_group()
+        if nothing is not None:
+            raise nothing
         return self.run_dir / "final.safetensors"
 
     def finalize(self) -> dict:
         """Write final.safetensors: the last checkpoint or an average of the last 2..keep_last,
-        whichever has the lowest dev NLL (averaging early checkpoints of a short run hurts)."""
+        whichever has the lowest dev NLL (averaging early checkpoints of a short run hurts);
+        final.json says which. Both are written atomically. NothingTrained where the run has
+        no checkpoint (no weights were trained: no final weights are written)."""
         from safetensors.torch import save_file
 
         found = self.checkpoints()
         if not found:
-            return {}
+            raise NothingTrained(
+                f"{self.run_dir}: nothing trained, no final weights written (no checkpoint; "
+                f"step {self.state.step}, max_steps {self.cfg.max_steps})")
+        if self.cfg.keep_last < 1:
+            warn(f"keep_last {self.cfg.keep_last}: the final weights are the last checkpoint's")
         current = {k: v.clone() for k, v in self.model.state_dict().items()}
         results = []
-        for n in range(1, min(self.cfg.keep_last, len(found)) + 1):
+        for n in range(1, max(1, min(self.cfg.keep_last, len(found))) + 1):
             state = average_states(found[-n:])
             self.model.load_state_dict(state)
             dev = self.evaluate().get("dev_nll", 0.0)
             results.append((dev, n, state))
         dev, n, state = min(results, key=lambda r: (r[0], r[1]))
-        save_file(state, str(self.run_dir / "final.safetensors"))
+        write_atomically(self.run_dir / "final.safetensors",
+                         lambda tmp: save_file(state, str(tmp)))
         self.model.load_state_dict(current)
         choice = {"averaged_checkpoints": [p.name for p in found[-n:]], "dev_nll": dev,
                   "candidates": {f"last {m}": d for d, m, _ in results}}
-        (self.run_dir / "final.json").write_text(json.dumps(choice, indent=1))
+        write_atomically(self.run_dir / "final.json",
+                         lambda tmp: tmp.write_text(json.dumps(choice, indent=1)))
         return choice
 
 
