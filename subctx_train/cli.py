@@ -24,9 +24,12 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, cls=PlainGroup,
 Device = Enum("Device", {name: name for name in DEVICES}, type=str)
 # the options several commands take
 DeviceOpt = Annotated[Device, typer.Option(help="Where the model runs.")]
-ThreadsOpt = Annotated[int, typer.Option(metavar="N", help="CPU threads (0: all cores).")]
-BeamOpt = Annotated[int, typer.Option(metavar="N", help="Beam size.")]
-BatchOpt = Annotated[int, typer.Option(metavar="N", help="Sentences per batch.")]
+ThreadsOpt = Annotated[int, typer.Option(metavar="N", min=0,
+                                         help="CPU threads (0: all cores).")]
+BeamOpt = Annotated[int, typer.Option(metavar="N", min=1, help="Beam size.")]
+BatchOpt = Annotated[int, typer.Option(metavar="N", min=1, help="Sentences per batch.")]
+ContextOpt = Annotated[int | None, typer.Option(
+    metavar="K", min=0, help="Context K (default: the model's; at most its most).")]
 
 
 @app.callback()
@@ -104,7 +107,7 @@ def train(
         help="A TOML file of config fields, instead of a preset.")] = None,
     device: Annotated[Device, typer.Option(help="Where to train.")] = Device.auto,
     threads: Annotated[int, typer.Option(
-        metavar="N", help="CPU threads for torch (0: default).")] = 0,
+        metavar="N", min=0, help="CPU threads for torch (0: default).")] = 0,
     init_from: Annotated[Path | None, typer.Option(
         exists=True, metavar="RUN",
         help="Start from another run's weights (run folder or step-* checkpoint).")] = None,
@@ -126,6 +129,7 @@ def train(
         raise ConfigUsageError(str(err), ctx) from None
     if not files:
         raise ConfigUsageError("no training data: give DATA (.jsonl files or folders)", ctx)
+    _check_init_steps(ctx, cfg.max_steps, run_dir, init_from)
 
     started = time.monotonic()  # what the GPU waits for before the first update: said below
     import torch
@@ -142,6 +146,7 @@ def train(
     trainer = Trainer(cfg, run_dir, read_documents(paths), read_documents(dev or []),
                       device.value,
                       init_from=init_from, spm_model=spm_model, sources=[str(p) for p in paths])
+    _check_positions(ctx, cfg, [*trainer.train_examples, *trainer.dev_examples])
     if trainer.info.main:
         typer.echo(f"{len(trainer.train_examples)} training examples, "
                    f"{sum(p.numel() for p in trainer.model.parameters()) / 1e6:.1f}M parameters, "
@@ -149,7 +154,50 @@ def train(
                    f"ready in {time.monotonic() - started:.0f} s")
     final = trainer.train()
     if trainer.info.main:
+        if final is None or not Path(final).is_file():
+            typer.echo(f"error: no final weights were written to {run_dir} (no checkpoint to "
+                       f"average: nothing was trained)", err=True)
+            raise typer.Exit(1)
         typer.echo(f"final (averaged) weights: {final}")
+
+
+def _check_init_steps(ctx: typer.Context, max_steps: int, run_dir: Path,
+                      init_from: Path | None) -> None:
+    """Refuse a fine-tuning run that would train nothing: its step count goes on from the init
+    run's (a run folder that already has checkpoints resumes instead: the trainer ignores
+    --init-from there)."""
+    if init_from is None:
+        return
+    from subctx_train.checkpoint import list_checkpoints
+    from subctx_train.runs import init_step
+
+    if run_dir.is_dir() and list_checkpoints(run_dir):
+        return
+    start = init_step(init_from)
+    if max_steps <= start:
+        raise ConfigUsageError(f"--max-steps {max_steps} is not past the init run's step "
+                               f"{start}: it would train nothing (fine-tuning counts the init "
+                               f"run's steps: give more than {start})", ctx)
+
+
+def _check_positions(ctx: typer.Context, cfg, examples: list) -> None:
+    """Refuse --max-positions shorter than an example needs (a crash mid-training otherwise):
+    the current sentence and its </s> (the target: <s> and the sentence); a multi-encoder
+    model's context input, <ctx> and each of the last max_k sentences with its </s>, too."""
+    from subctx.nn import architecture
+
+    if not examples:
+        return
+    sentence = max(max(len(ex.src), len(ex.tgt)) + 1 for ex in examples)
+    context = 0
+    if architecture(cfg.architecture).separate_context and cfg.max_k:
+        context = max(1 + sum(len(s) + 1 for s in ex.src_ctx[len(ex.src_ctx) - cfg.max_k:])
+                      for ex in examples)
+    if max(sentence, context) > cfg.max_positions:
+        what = (f"its longest sentence takes {sentence} positions" if sentence >= context else
+                f"its longest context ({cfg.max_k} sentences) takes {context} positions")
+        raise ConfigUsageError(f"--max-positions {cfg.max_positions} is too few for the data: "
+                               f"{what} (give at least {max(sentence, context)})", ctx)
 
 
 Sampling = Enum("Sampling", {name: name for name in SAMPLINGS}, type=str)
@@ -197,6 +245,7 @@ def _translate_corpora(inputs: list[Path], model: Path, out: Path, mode: str, be
     )
     from subctx_train.data import jsonl_files
 
+    _check_direction(model, mode)
     files = jsonl_files(inputs)
     keys = known_keys(known) if known else set()
     if keys:
@@ -225,6 +274,29 @@ def _translate_corpora(inputs: list[Path], model: Path, out: Path, mode: str, be
             translate_corpus(job, translate, mode, log, chunk)
     typer.echo(f"{len(jobs)} files -> {out} ({sum(j.dropped for j in jobs)} segments with a "
                f"known Russian left out)" if mode == "back" else f"{len(jobs)} files -> {out}")
+
+
+# what each mode translates: back-translation makes English sources of Russian documents;
+# self-translation adds an English-to-Russian model's own translation (`mt`)
+_DIRECTIONS = {"back": ("ru", "en", "back-translate"), "own": ("en", "ru", "self-translate")}
+_LANGUAGES = {"en": "English", "ru": "Russian"}
+
+
+def _check_direction(model: Path, mode: str) -> None:
+    """Refuse a bundle that translates the other way than `mode` needs (its manifest's
+    source_lang and target_lang), before any document is read."""
+    from subctx.bundle import load_bundle
+
+    source, target, command = _DIRECTIONS[mode]
+    manifest = load_bundle(model).manifest
+    if (manifest.source_lang, manifest.target_lang) != (source, target):
+        def words(a: str, b: str) -> str:
+            return f"{_LANGUAGES.get(a, a)} to {_LANGUAGES.get(b, b)} ({a}-{b})"
+
+        raise typer.BadParameter(
+            f"{model} translates {words(manifest.source_lang, manifest.target_lang)}: "
+            f"{command} needs a bundle that translates {words(source, target)}",
+            param_hint="--model")
 
 
 @app.command("back-translate", cls=PlainCommand)
@@ -436,13 +508,10 @@ def tokenizer(
 ) -> None:
     """Train one shared SentencePiece model (byte fallback, subtitle characters) for several
     runs, e.g. the Russian-to-English back-translation model and the English-to-Russian ones."""
-    from subctx_train.data import filter_documents, read_documents
-    from subctx_train.tokenizer import tokenizer_sentences, train_tokenizer
+    from subctx_train.tokenizer import build_tokenizer
 
-    docs, _ = filter_documents(read_documents(data))
-    sample = tokenizer_sentences(docs, read_documents(mono or []), sentences)
-    train_tokenizer(sample, out, vocab_size=vocab_size)
-    typer.echo(f"tokenizer trained on {len(sample)} sentences -> {out}")
+    count, pieces = build_tokenizer(data, out, mono or [], vocab_size, sentences)
+    typer.echo(f"tokenizer trained on {count} sentences ({pieces} pieces) -> {out}")
 
 
 @app.command(cls=PlainCommand)
@@ -506,9 +575,11 @@ def export(
     quantize: Annotated[str | None, typer.Option(
         metavar="TYPE", help="int8, int8_float16, float16...")] = None,
     max_gap: Annotated[float, typer.Option(
-        metavar="SECONDS", help="Context rule default gap.")] = 7.0,
-    default_k: Annotated[int, typer.Option(
-        metavar="K", help="Context K the app uses by default.")] = 1,
+        metavar="SECONDS", min=0, help="Context rule default gap.")] = 7.0,
+    default_k: Annotated[int | None, typer.Option(
+        metavar="K", min=0, show_default=False,
+        help="Context K the app uses by default (default: 1, or 0 for a model without "
+             "context; at most the bundle's most, --max-k).")] = None,
     max_k: Annotated[int | None, typer.Option(
         metavar="K", min=0,
         help="Most context sentences the app may give a concatenation model (default: the "
@@ -530,14 +601,23 @@ def export(
     ] = Scope.all,
 ) -> None:
     """Export to a subctx bundle: CTranslate2 model, SentencePiece, manifest, model card."""
+    from subctx.bundle import load_bundle
     from subctx_train.bundle_card import export_run
 
+    if out.exists() and not out.is_dir():
+        raise typer.BadParameter(f"{out} is a file, not a folder", param_hint="--out")
     try:
-        path = export_run(source, out, quantize, max_gap=max_gap, default_k=default_k,
+        path = export_run(source, out, quantize, max_gap=max_gap,
+                          default_k=1 if default_k is None else default_k,
                           length_penalty=length_penalty, backend=backend and backend.value,
                           guard=guard, scope=context_scope.value, max_k=max_k)
     except ValueError as problem:
         raise typer.BadParameter(str(problem)) from None
+    context = load_bundle(path).manifest.context
+    if default_k is not None and context.default_k < default_k:
+        typer.echo(f"warning: --default-k {default_k} is more than the bundle's most context "
+                   f"({context.max_k}): its default is {context.default_k}"
+                   + (" (--max-k sets the most)" if max_k is None else ""), err=True)
     typer.echo(f"bundle written: {path}")
 
 
@@ -554,13 +634,23 @@ def _engine(model: Path, device: Device, threads: int):
     return open_backend(model, device=device.value, compute_type="auto", threads=threads)
 
 
+def _capped_context(engine, context: int | None) -> int | None:
+    """--context K, at most the model's most context sentences (said in a warning line): what
+    the model is run with, and what the table and JSON say."""
+    if context is not None and context > engine.max_context:
+        typer.echo(f"warning: --context {context}: the model reads at most "
+                   f"{engine.max_context} context sentence(s); evaluating with "
+                   f"{engine.max_context}", err=True)
+        return engine.max_context
+    return context
+
+
 @app.command(cls=PlainCommand)
 def evaluate(
     model: Annotated[Path, typer.Option(metavar="DIR", help="Bundle folder.")],
     data: Annotated[list[Path], typer.Option(metavar="FILE", help="Document .jsonl file(s).")],
-    context: Annotated[int | None, typer.Option(
-        metavar="K", help="Context K (default: the model's).")] = None,
-    max_gap: Annotated[float, typer.Option(metavar="SECONDS")] = 7.0,
+    context: ContextOpt = None,
+    max_gap: Annotated[float, typer.Option(metavar="SECONDS", min=0)] = 7.0,
     beam: BeamOpt = 4,
     device: DeviceOpt = Device.auto,
     threads: ThreadsOpt = 0,
@@ -573,7 +663,8 @@ def evaluate(
     from subctx_train.report import run_bleu, show_table
 
     engine = _engine(model, device, threads)
-    rows = run_bleu(engine, data, context, max_gap, beam, hypotheses=hypotheses)
+    rows = run_bleu(engine, data, _capped_context(engine, context), max_gap, beam,
+                    hypotheses=hypotheses)
     show_table("BLEU / chrF", rows)
     _json_out(json_file, {"bleu_chrf": rows})
 
@@ -584,7 +675,7 @@ def evaluate_contrastive(
     voita: Annotated[Path, typer.Option(metavar="DIR", help="Voita et al. release folder.")],
     tests: Annotated[list[str] | None, typer.Option(metavar="NAME", help="Test set names.")] = None,
     context: Annotated[int | None, typer.Option(
-        metavar="K", help="Context K (default: model's max).")] = None,
+        metavar="K", min=0, help="Context K (default and at most: the model's most).")] = None,
     device: DeviceOpt = Device.auto,
     threads: ThreadsOpt = 0,
     json_file: Annotated[Path | None, typer.Option("--json", metavar="FILE")] = None,
@@ -593,7 +684,7 @@ def evaluate_contrastive(
     from subctx_train.report import run_contrastive, show_table
 
     engine = _engine(model, device, threads)
-    rows = run_contrastive(engine, voita, tests, context)
+    rows = run_contrastive(engine, voita, tests, _capped_context(engine, context))
     show_table("contrastive accuracy", rows)
     _json_out(json_file, {"contrastive": rows})
 
@@ -632,9 +723,9 @@ def context_nll_command(
 def evaluate_ctxpro(
     model: Annotated[Path, typer.Option(metavar="DIR", help="Bundle folder.")],
     data: Annotated[Path, typer.Option(metavar="DIR", help="ctxpro folder (evalsets/ + inputs/).")],
-    limit: Annotated[int, typer.Option(metavar="N", help="Items per evalset (0: all).")] = 0,
-    context: Annotated[int | None, typer.Option(
-        metavar="K", help="Context K (default: the model's).")] = None,
+    limit: Annotated[int, typer.Option(metavar="N", min=0, help="Items per evalset (0: all).")
+                     ] = 0,
+    context: ContextOpt = None,
     beam: BeamOpt = 4,
     device: DeviceOpt = Device.auto,
     threads: ThreadsOpt = 0,
@@ -644,7 +735,7 @@ def evaluate_ctxpro(
     from subctx_train.report import run_ctxpro, show_table
 
     engine = _engine(model, device, threads)
-    rows = run_ctxpro(engine, data, limit or None, context, beam)
+    rows = run_ctxpro(engine, data, limit or None, _capped_context(engine, context), beam)
     show_table("ctxpro accuracy", rows)
     _json_out(json_file, {"ctxpro": rows})
 
@@ -710,8 +801,15 @@ def dev_report(
              "repeatable).")] = None,
 ) -> None:
     """The dev table for one or more bundles, with context and with --context 0."""
+    from subctx.bundle import load_bundle
     from subctx_train.report import full_dev_report, show_dev_table
 
+    for model in models if context else []:
+        most = load_bundle(model).manifest.context.max_k
+        over = sorted({k for k in context if k > most})
+        if over:
+            typer.echo(f"warning: {model} reads at most {most} context sentence(s): no row "
+                       f"with --context {', '.join(map(str, over))}", err=True)
     report = full_dev_report(models, dev_root, ctxpro_limit, beam, threads, record,
                              random_control, bleu_limit, device.value, context or ())
     show_dev_table(report)

@@ -5,8 +5,9 @@ file and then applies command-line overrides (`--max-k 1 --weight subtitles=2 --
 from __future__ import annotations
 
 import difflib
+import math
 import tomllib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import Field, asdict, dataclass, field, fields
 from functools import cache
 from importlib.resources import files
@@ -111,6 +112,12 @@ class TrainConfig(ModelShape):
             if choices and getattr(self, f.name) not in choices:
                 raise ConfigError(f"{f.name} is one of {', '.join(choices)}, not "
                                   f"{getattr(self, f.name)!r}")
+        for name, accepted in _RANGES.items():
+            value = getattr(self, name)
+            words = "must be a finite number" if isinstance(value, float) and \
+                not math.isfinite(value) else None if accepted.test(value) else accepted.words
+            if words:
+                raise ConfigError(f"--{name.replace('_', '-')} {_shown(value)}: {words}")
         arch = architecture(self.architecture)
         if arch.max_k is not None:
             self.max_k = arch.max_k
@@ -131,7 +138,16 @@ class TrainConfig(ModelShape):
         if self.log_every < 1:
             raise ConfigError("log_every is at least 1")
         if len(self.k_probs) != self.max_k + 1:
-            raise ConfigError("k_probs needs one weight for each K in 0..max_k")
+            raise ConfigError(f"--k-probs {_shown(self.k_probs)}: k_probs needs one weight for "
+                              f"each K in 0..max_k ({self.max_k + 1} for --max-k {self.max_k}), "
+                              f"not {len(self.k_probs)}")
+        if not all(math.isfinite(p) and p >= 0 for p in self.k_probs) or not sum(self.k_probs):
+            raise ConfigError(f"--k-probs {_shown(self.k_probs)}: each weight must be 0 or "
+                              f"more, not all 0 (how often each K in 0..max_k is trained on)")
+        if self.d_model % 2 or self.d_model % self.n_heads:
+            raise ConfigError(f"--d-model {self.d_model}: must be even and a multiple of "
+                              f"--n-heads ({self.n_heads}), e.g. "
+                              f"{_even_multiple(self.d_model, self.n_heads)}")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -143,8 +159,73 @@ class TrainConfig(ModelShape):
 
     @classmethod
     def from_dict(cls, data: dict) -> TrainConfig:
+        """A recorded config (a run's config.json, a checkpoint's meta.json); one a run began
+        before a check of today's refuses is a ConfigError saying so."""
         names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
+        try:
+            return cls(**{k: v for k, v in data.items() if k in names})
+        except ConfigError as err:
+            raise ConfigError(f"the recorded training config is not valid: {err}") from None
+
+
+@dataclass(frozen=True)
+class _Range:
+    """What values a field accepts: a test and its words for the error line."""
+
+    test: Callable[[Any], bool]
+    words: str
+
+
+def _at_least(low: int) -> _Range:
+    return _Range(lambda x: x >= low, f"must be at least {low}")
+
+
+MIN_POSITIONS = 16  # the fewest --max-positions: fewer hold hardly a sentence
+_POSITIVE = _Range(lambda x: x > 0, "must be more than 0")
+_NOT_NEGATIVE = _Range(lambda x: x >= 0, "must be 0 or more")
+_FRACTION = _Range(lambda x: 0 <= x < 1, "must be in [0, 1)")
+
+# The accepted values of the numeric fields (the choices and probabilities are checked above);
+# each as `--flag VALUE: words` when a value is out of range.
+_RANGES: dict[str, _Range] = {
+    "d_model": _at_least(4),
+    "n_heads": _at_least(1),
+    "ff_dim": _at_least(1),
+    "enc_layers": _at_least(1),
+    "dec_layers": _at_least(1),
+    "dropout": _FRACTION,
+    "max_positions": _Range(lambda x: x >= MIN_POSITIONS,
+                            f"must be at least {MIN_POSITIONS} (a sentence's positions)"),
+    "vocab_size": _at_least(1),
+    "cd_weight": _NOT_NEGATIVE,
+    "segment_shift": _Range(lambda x: x >= 0, "must be 0 (none) or more"),
+    "max_gap": _NOT_NEGATIVE,
+    "max_tokens": _at_least(1),
+    "lr": _POSITIVE,
+    "warmup": _at_least(1),
+    "label_smoothing": _FRACTION,
+    "clip_norm": _Range(lambda x: x > 0, "must be more than 0 (at 0 clipping would zero "
+                                         "every gradient)"),
+    "max_steps": _at_least(1),
+    "budget_minutes": _Range(lambda x: x >= 0, "must be 0 (no limit) or more"),
+    "eval_every": _at_least(1),
+    "patience": _Range(lambda x: x >= 1, "must be at least 1 (at 0 the first evaluation "
+                                         "stops training)"),
+    "keep_last": _at_least(1),
+}
+
+
+def _shown(value: Any) -> str:
+    """A value as the command line writes it (a list as X,X,..., 2.0 as 2)."""
+    if isinstance(value, list):
+        return ",".join(_shown(v) for v in value)
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _even_multiple(d_model: int, n_heads: int) -> int:
+    """The nearest width above `d_model` that is even and divisible by `n_heads`."""
+    step = n_heads if n_heads % 2 == 0 else 2 * n_heads
+    return max(step, -(-d_model // step) * step)
 
 
 # -- describing the fields ---------------------------------------------------------------------

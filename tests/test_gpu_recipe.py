@@ -277,7 +277,14 @@ def test_stage1_ruen_model_then_back_translation_on_cpu(tmp_path):
     # the rt run, exported to PyTorch; sampled (30 tiny updates: beam search's best is empty)
     started = recipe("bt", "--cpu", "--sampling", "sample")
     assert "back-translation started" in started.stdout
-    ct2 = _tiny_preset_bundle(tmp_path / "ct2")  # a CTranslate2 bundle: unbundled first
+    from subctx_train.config import make_config
+
+    # a Russian-to-English CTranslate2 bundle (back-translate refuses another direction),
+    # unbundled first
+    ct2 = build_tiny_bundle(tmp_path / "ct2", max_k=1, shape=make_config("tiny").shape(),
+                            info={"training": {"steps": 5, "config": {
+                                "dropout": 0.0, "direction": "ru-en"}}},
+                            quantization="int8")
     recipe("bt", "--cpu", "--model", str(ct2), "--name", "ct2", "--beam", "2")
     # a second part of the Russian documents, carried by a later call: a run of its own
     part2 = _runner(tmp_path, timeout=400, OMP_NUM_THREADS="1",

@@ -144,3 +144,83 @@ def test_the_flags_the_recipes_pass():
     assert cfg.corpus_weights == {"subtitles": 2.0, "synthetic": 0.5}
     assert (cfg.target_context, cfg.direction, cfg.compile, cfg.lr) == ("none", "ru-en", True,
                                                                          0.25)
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--eval-every", "0"], "--eval-every 0: must be at least 1"),
+    (["--warmup", "0"], "--warmup 0: must be at least 1"),
+    (["--n-heads", "0"], "--n-heads 0: must be at least 1"),
+    (["--enc-layers", "0"], "--enc-layers 0: must be at least 1"),
+    (["--dropout", "1.5"], r"--dropout 1.5: must be in \[0, 1\)"),
+    (["--dropout", "1"], r"--dropout 1: must be in \[0, 1\)"),
+    (["--d-model", "33"], r"--d-model 33: must be even and a multiple of --n-heads \(2\), "
+                          "e.g. 34"),
+    (["--n-heads", "3"], r"--d-model 32: must be even and a multiple of --n-heads \(3\), "
+                         "e.g. 36"),
+    (["--k-probs", "0.5,-0.5", "--max-k", "1"], "--k-probs 0.5,-0.5: each weight must be 0 or "
+                                                "more, not all 0"),
+    (["--k-probs", "0,0", "--max-k", "1"], "--k-probs 0,0: each weight must be 0 or more"),
+    (["--k-probs", "1,1,1", "--max-k", "1"], r"--k-probs 1,1,1: k_probs needs one weight for "
+                                             r"each K in 0..max_k \(2 for --max-k 1\), not 3"),
+    (["--max-positions", "4"], "--max-positions 4: must be at least 16"),
+    (["--keep-last", "0"], "--keep-last 0: must be at least 1"),
+    (["--patience", "0"], "--patience 0: must be at least 1"),
+    (["--lr", "0"], "--lr 0: must be more than 0"),
+    (["--lr", "-1"], "--lr -1: must be more than 0"),
+    (["--lr", "inf"], "--lr inf: must be a finite number"),
+    (["--label-smoothing", "2"], r"--label-smoothing 2: must be in \[0, 1\)"),
+    (["--max-tokens", "0"], "--max-tokens 0: must be at least 1"),
+    (["--max-gap", "-1"], "--max-gap -1: must be 0 or more"),
+    (["--clip-norm", "-1"], "--clip-norm -1: must be more than 0"),
+    (["--clip-norm", "0"], "--clip-norm 0: must be more than 0 .at 0 clipping would zero"),
+    (["--segment-shift", "-3"], r"--segment-shift -3: must be 0 \(none\) or more"),
+    (["--budget-minutes", "-1"], r"--budget-minutes -1: must be 0 \(no limit\) or more"),
+    (["--max-steps", "0"], "--max-steps 0: must be at least 1"),
+    (["--max-steps", "-5"], "--max-steps -5: must be at least 1"),
+    (["--cd-weight", "-0.5"], "--cd-weight -0.5: must be 0 or more"),
+])
+def test_an_out_of_range_value_is_a_one_line_error_naming_the_option(args, message):
+    with pytest.raises(ConfigError, match=f"^{message}") as caught:
+        load_config("tiny", args)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_file_value_out_of_range_is_refused_as_an_override_is(tmp_path):
+    path = tmp_path / "run.toml"
+    path.write_text("eval_every = 0\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="^--eval-every 0: must be at least 1$"):
+        load_config(path)
+    with pytest.raises(ConfigError, match=r"^--dropout 1.5: must be in \[0, 1\)$"):
+        make_config("tiny", dropout=1.5)
+
+
+def test_the_edges_of_each_range_are_accepted():
+    cfg = load_config("tiny", ["--dropout", "0", "--label-smoothing", "0", "--max-gap", "0",
+                               "--segment-shift", "0", "--budget-minutes", "0", "--max-k", "1",
+                               "--k-probs", "0,1", "--max-steps", "1", "--eval-every", "1",
+                               "--warmup", "1", "--keep-last", "1", "--patience", "1",
+                               "--max-positions", "16", "--clip-norm", "0.5", "--cd-weight", "0",
+                               "--d-model", "36", "--n-heads", "6"])
+    assert (cfg.k_probs, cfg.max_positions, cfg.d_model, cfg.n_heads) == ([0.0, 1.0], 16, 36, 6)
+    # the values given are checked, not what the architecture makes of them
+    with pytest.raises(ConfigError, match="--segment-shift -3"):
+        load_config("tiny", ["--architecture", "transformer", "--segment-shift", "-3"])
+
+
+def test_every_preset_and_shipped_training_config_stays_valid():
+    import json
+    from pathlib import Path
+
+    for name in PRESETS:
+        load_config(name, RECIPE_ARGS)
+    root = Path(__file__).resolve().parent.parent / "assets" / "models"
+    for manifest in root.glob("*/subctx.json"):
+        config = json.loads(manifest.read_text(encoding="utf-8"))["info"]["training"]["config"]
+        assert TrainConfig.from_dict(config).max_k == config["max_k"], manifest
+
+
+def test_a_recorded_config_out_of_range_says_it_is_the_record():
+    record = {**load_config("tiny").to_dict(), "lr": -1.0}
+    with pytest.raises(ConfigError, match="^the recorded training config is not valid: --lr -1: "
+                                          "must be more than 0$"):
+        TrainConfig.from_dict(record)
