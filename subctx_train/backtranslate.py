@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from subctx_train.data import Document, dedup_key, jsonl_files, read_jsonl, write_jsonl
+from subctx_train.data import Document, dedup_key, jsonl_files, read_jsonl, warn, write_jsonl
 
 SIDES = {"back": ("tgt", "src"), "own": ("src", "mt")}  # mode -> (read side, written side)
 
@@ -100,6 +100,9 @@ class CorpusJob:
     max_segments: int | None = None  # whole documents, in file order, up to this many segments
     known: frozenset[str] | set[str] = frozenset()  # Russian keys not to back-translate
     dropped: int = 0  # segments left out as known (of the documents to do)
+    translated: int = 0  # sentences translated by translate_corpus
+    empty: int = 0  # of them, translations that came back empty
+    empty_docs: int = 0  # documents none of whose sentences got a translation (back)
 
 
 def _job_documents(job: CorpusJob) -> Iterator[tuple[Document, int]]:
@@ -210,7 +213,11 @@ def engine_translate(engine, sampling: Sampling, beam: int, batch_size: int, see
 def translate_corpus(job: CorpusJob, translate: Callable[[list[str]], list[str]], mode: str,
                      on_done: Callable[[int], None] = lambda n: None,
                      chunk: int = 2000) -> int:
-    """Translate the documents of `job` not yet in its output; returns sentences translated."""
+    """Translate the documents of `job` not yet in its output; returns sentences translated.
+    Back-translation leaves out the segments whose translation came back empty (a gap, as a
+    filter leaves); a document none of whose segments got one is written as it came, with
+    empty sources (done: a rerun does not translate it again; training filters its pairs as
+    `empty`). Empty translations are counted in `job` and said on stderr."""
     read_side, write_side = SIDES[mode]
     job.out.parent.mkdir(parents=True, exist_ok=True)
     pending = (d for d in job_documents(job) if d.doc_id not in job.done)
@@ -221,12 +228,24 @@ def translate_corpus(job: CorpusJob, translate: Callable[[list[str]], list[str]]
             outputs = translate([getattr(s, read_side) for s in segments]) if segments else []
             for seg, text in zip(segments, outputs, strict=True):
                 setattr(seg, write_side, text)
+            job.empty += sum(1 for text in outputs if not text.strip())
             if mode == "back":
                 for doc in group:
-                    doc.segments = [s for s in doc.segments if s.src]
+                    kept = [s for s in doc.segments if s.src and s.src.strip()]
+                    tried = [s for s in doc.segments if s.src is not None]
+                    if not kept and tried:
+                        kept = tried  # all empty: written, so that it is done
+                        job.empty_docs += 1
+                    doc.segments = kept
                     doc.synthetic = True
             write_jsonl([d for d in group if d.segments], handle)
             handle.flush()
             total += len(segments)
             on_done(len(segments))
+    job.translated += total
+    if job.empty:
+        none = (f"; {job.empty_docs} documents got none (written with empty sources, so that "
+                "a rerun does not translate them again)" if job.empty_docs else "")
+        warn(f"{job.source.name}: {job.empty} of {job.translated} translations came back "
+             f"empty{none}")
     return total

@@ -9,7 +9,15 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from subctx_train.data import filtered, jsonl_files, machine_drafted, read_jsonl, weight_rule
+from subctx_train.data import (
+    WeightUse,
+    filtered,
+    jsonl_files,
+    machine_drafted,
+    read_jsonl,
+    warn,
+    weight_rule,
+)
 
 
 @dataclass
@@ -43,8 +51,10 @@ def corpus_rows(paths: Iterable[str | Path], weights: dict[str, float], by: str 
         raise ValueError(f"by: one of {', '.join(BY)}, not {by!r}")
     rows: dict[tuple, Row] = {}
     counts: dict[str, int] = {}
+    use = WeightUse(weights)
     for file in jsonl_files(paths):
         for doc in filtered(read_jsonl(file), counts):
+            use.add(doc)
             rule, weight = weight_rule(doc, weights)
             tags = [t for t, on in (("machine-drafted", machine_drafted(doc)),
                                     ("synthetic", doc.synthetic)) if on]
@@ -65,6 +75,9 @@ def corpus_rows(paths: Iterable[str | Path], weights: dict[str, float], by: str 
             row.target_chars += chars
             row.examples += len(targets) * weight
             row.weighted_chars += chars * weight
+    unmatched = use.unmatched()
+    if unmatched:
+        warn(unmatched)
     out = list(rows.values())
     examples = sum(r.examples for r in out) or 1.0
     chars = sum(r.weighted_chars for r in out) or 1.0
@@ -98,7 +111,8 @@ def markdown(rows: list[Row]) -> str:
                      f"{100 * r.char_share:.1f} % |")
     pairs = sum(r.pairs for r in rows)
     examples = round(sum(r.examples for r in rows))
-    lines.append(f"| **all** | | | **{pairs:,}** | | **{examples:,}** | 100 % | 100 % |")
+    whole = "100 %" if pairs else ""  # no pair: no share of anything
+    lines.append(f"| **all** | | | **{pairs:,}** | | **{examples:,}** | {whole} | {whole} |")
     return "\n".join(lines)
 
 
@@ -116,6 +130,7 @@ def show(rows: list[Row], title: str) -> None:
                       ", ".join(r.domains), f"{r.pairs:,}", f"{r.weight:g}",
                       f"{round(r.examples):,}", f"{100 * r.share:.1f} %",
                       f"{100 * r.char_share:.1f} %")
+    whole = "100 %" if sum(r.pairs for r in rows) else ""  # no pair: no share of anything
     table.add_row("all", "", "", f"{sum(r.pairs for r in rows):,}", "",
-                  f"{round(sum(r.examples for r in rows)):,}", "100 %", "100 %", style="bold")
+                  f"{round(sum(r.examples for r in rows)):,}", whole, whole, style="bold")
     Console(width=160).print(table)

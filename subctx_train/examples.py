@@ -29,7 +29,7 @@ from subctx.layout import (
     separate_context,
     shifted_positions,
 )
-from subctx_train.data import Document, weight_of
+from subctx_train.data import DataError, Document, unmatched_weights, warn, weight_of
 from subctx_train.tokenizer import BOS, EOS, PAD  # the ids our tokenizers give them
 
 
@@ -77,6 +77,14 @@ def tokenize_documents(docs: list[Document], sp: spm.SentencePieceProcessor, max
 
         control_ids = labels.tag_ids(sp)
     kept = [(doc, w) for doc in docs if (w := weight_of(doc, weights or {})) > 0]
+    if weights:
+        unmatched = unmatched_weights(docs, weights)
+        if unmatched:
+            warn(unmatched)
+        if docs and not kept:
+            raise DataError(f"every document has weight 0 under the corpus weights "
+                            f"({', '.join(f'{k}={v:g}' for k, v in weights.items())}): no "
+                            "training example")
     encoded = _encode_all(sp, [t for doc, _ in kept for s in doc.segments
                                for t in (s.src, s.tgt, s.mt) if t])
     if control_share > 0:  # every target's labels, in the order of the loop below

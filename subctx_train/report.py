@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,7 +14,7 @@ from rich.table import Table
 from subctx.backends import open_backend
 from subctx.contract import Translator
 from subctx.decoding import DecodeOptions
-from subctx_train.data import read_documents, reverse_documents
+from subctx_train.data import DataError, Document, read_documents, reverse_documents
 from subctx_train.evaluate import (
     RandomContext,
     bleu_chrf,
@@ -46,6 +47,7 @@ def run_bleu(engine: Translator, files: list[Path], context: int | None, max_gap
         docs = spread_documents(read_documents([file]), limit)
         if engine.manifest.source_lang == "ru":  # a back-translation model: Russian in
             docs = reverse_documents(docs)
+        scorable(file, docs)
         total = sum(len(d.segments) for d in docs)
         with _progress() as progress:
             task = progress.add_task(f"translate {Path(file).stem}", total=total)
@@ -65,6 +67,19 @@ def run_bleu(engine: Translator, files: list[Path], context: int | None, max_gap
                      "signature_bleu": score.signature_bleu,
                      "signature_chrf": score.signature_chrf})
     return rows
+
+
+def scorable(file: Path, docs: list[Document]) -> None:
+    """DataError unless every segment of `docs` has a source to translate and some have a
+    reference to score against (the documents of `file`, in the model's direction)."""
+    for doc in docs:
+        for number, seg in enumerate(doc.segments, 1):
+            if not isinstance(seg.src, str):
+                raise DataError(f"{doc.where}: segment {number} has no source text to "
+                                f"translate ({json.dumps(seg.src)})")
+    if not any(seg.tgt is not None for doc in docs for seg in doc.segments):
+        raise DataError(f"{file}: no segment with a reference translation to score against "
+                        '("tgt" is null or missing everywhere)')
 
 
 def run_contrastive(engine: Translator, root: Path, tests: list[str] | None,

@@ -5,32 +5,88 @@ from (read by the model card)."""
 from __future__ import annotations
 
 import json
-import shutil
+import os
 from pathlib import Path
 
 import torch
 
+from subctx.bundle import SpecialTokens
 from subctx_train.checkpoint import list_checkpoints, load_final, load_model_state, read_meta
 from subctx_train.config import TrainConfig
-from subctx_train.data import Document
-from subctx_train.tokenizer import tokenizer_sentences, train_tokenizer
+from subctx_train.data import DataError, Document
+from subctx_train.tokenizer import (
+    check_tokenizer,
+    min_vocab_size,
+    tokenizer_sentences,
+    train_tokenizer,
+)
 
 
 def ensure_tokenizer(run_dir: Path, docs: list[Document], cfg: TrainConfig,
                      init_from: Path | None = None, spm_model: Path | None = None) -> Path:
     """The run's SentencePiece model: the init run's when fine-tuning, a given one
-    (`spm_model`), else trained here on the training documents."""
-    path = run_dir / "spm.model"
-    source = init_run_dir(init_from) / "spm.model" if init_from is not None else spm_model
+    (`spm_model`), else trained here on the training documents. A given tokenizer is checked
+    (a SentencePiece model made by subctx: check_tokenizer) before it is copied into the run,
+    so that a failed start leaves none behind; with `init_from` too, it must be the init
+    run's own, or that one with pieces appended (add_user_pieces: its ids unchanged, the new
+    pieces' embedding rows start fresh), else a DataError: the weights go with their ids."""
+    path = Path(run_dir) / "spm.model"
+    source = spm_model
+    if init_from is not None:
+        source = _init_tokenizer(init_from, spm_model)
+        if spm_model is None and path.exists() and _extends(source.read_bytes(),
+                                                            path.read_bytes()):
+            source = path  # begun with --spm (pieces appended), resumed without it
     if source is not None:
+        model = Path(source).read_bytes()
+        check_tokenizer(model, source)
         if not path.exists():
-            shutil.copyfile(source, path)
-        elif path.read_bytes() != source.read_bytes():
-            raise ValueError(f"{run_dir} has a different tokenizer than {source}")
+            part = path.with_name(f".{path.name}.part")
+            part.write_bytes(model)
+            os.replace(part, path)  # whole or not at all
+        elif path.read_bytes() != model:
+            raise DataError(f"{run_dir} has a different tokenizer ({path}) than {source}: a "
+                            "run keeps the tokenizer it began with (resume it without --spm, "
+                            "or give a new --run)")
     if not path.exists():
+        fewest = min_vocab_size(SpecialTokens())  # tiny presets ask fewer: they get this many
         train_tokenizer(tokenizer_sentences(docs, seed=cfg.seed), path,
-                        vocab_size=cfg.vocab_size)
+                        vocab_size=max(cfg.vocab_size, fewest))
     return path
+
+
+def _init_tokenizer(init_from: Path, spm_model: Path | None) -> Path:
+    """The tokenizer a run started from `init_from` uses: the init run's, or `spm_model` where
+    it is that one (the same bytes) or that one with pieces appended."""
+    init_dir = init_run_dir(init_from)
+    theirs = init_dir / "spm.model"
+    if not theirs.exists():
+        raise FileNotFoundError(f"--init-from {init_from}: no tokenizer ({theirs}) to go on "
+                                "with")
+    if spm_model is None or Path(spm_model).read_bytes() == theirs.read_bytes():
+        return theirs
+    if _extends(theirs.read_bytes(), Path(spm_model).read_bytes()):
+        return Path(spm_model)
+    raise DataError(f"--spm {spm_model} is not the tokenizer of the --init-from run "
+                    f"({theirs}): its weights go with their token ids; leave out --spm (or "
+                    "give that run's tokenizer, with pieces appended at most)")
+
+
+def _extends(before: bytes, after: bytes) -> bool:
+    """Whether tokenizer `after` is `before` with pieces appended (add_user_pieces): every
+    piece of `before` at the same id, and more."""
+    import sentencepiece as spm
+
+    if not after.startswith(before) or len(after) == len(before):
+        return False
+    try:
+        old = spm.SentencePieceProcessor(model_proto=before)
+        new = spm.SentencePieceProcessor(model_proto=after)
+    except RuntimeError:
+        return False
+    size = old.get_piece_size()
+    return new.get_piece_size() > size and all(
+        old.id_to_piece(i) == new.id_to_piece(i) for i in range(size))
 
 
 def init_run_dir(init_from: Path) -> Path:

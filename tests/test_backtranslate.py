@@ -31,7 +31,8 @@ from tests.helpers import CORPUS
 
 @pytest.fixture(scope="module")
 def torch_bundle(tmp_path_factory):
-    """A random-weight concatenation model (target-side context forced) as a PyTorch bundle."""
+    """A random-weight concatenation model (target-side context forced) as a PyTorch bundle,
+    Russian to English as back-translate wants it."""
     import sentencepiece as spm
 
     from subctx.nn.config import ModelConfig
@@ -48,7 +49,8 @@ def torch_bundle(tmp_path_factory):
     with torch.no_grad():  # </s> and <sep> rare, so that random outputs are some text
         model.embed.weight[3] *= 0.0
         model.embed.weight[4] *= 0.0
-    manifest = Manifest("concat", backend="torch", max_positions=256, source_spm="spm.model",
+    manifest = Manifest("concat", backend="torch", source_lang="ru", target_lang="en",
+                        max_positions=256, source_spm="spm.model",
                         target_spm="spm.model", context=ContextSettings(max_k=1, default_k=1))
     return export_torch_bundle(model, spm_file, manifest, out / "bundle")
 
@@ -127,6 +129,34 @@ def test_known_russian_is_left_out_of_back_translation(tmp_path):
     assert [s.start for s in docs[2].segments] == [0.0, 4.0]  # timings kept, a gap left
     [again] = plan_jobs([source], tmp_path / "bt", "back", known=keys)
     assert again.todo == 0 and again.dropped == 0
+
+
+def test_a_document_translated_to_nothing_is_done_and_counted(tmp_path, capsys):
+    """A document whose translations all came back empty used to be left out of the output,
+    so that every rerun translated it again, while the log said all its sentences were done."""
+    source = _mono(tmp_path / "mono.jsonl", _ru_docs())
+
+    def empty_for_plays_1(texts):  # plays/d is CORPUS[d:d + 3]: the others share some
+        return ["" if t in {CORPUS[1][1], CORPUS[2][1], CORPUS[3][1]} else f"EN {t}"
+                for t in texts]
+
+    [job] = plan_jobs([source], tmp_path / "bt", "back")
+    assert translate_corpus(job, empty_for_plays_1, "back") == 9
+    assert (job.translated, job.empty, job.empty_docs) == (9, 2 + 3 + 2, 1)
+    assert "mono.jsonl: 7 of 9 translations came back empty; 1 documents got none" in \
+        capsys.readouterr().err
+    docs = {d.doc_id: d for d in read_jsonl(tmp_path / "bt" / "mono.jsonl")}
+    assert list(docs) == ["plays/0", "plays/1", "plays/2"]
+    assert [s.src for s in docs["plays/0"].segments] == [f"EN {CORPUS[0][1]}"]  # gaps left
+    assert [s.src for s in docs["plays/2"].segments] == [f"EN {CORPUS[4][1]}"]
+    assert [s.src for s in docs["plays/1"].segments] == ["", "", ""] and docs["plays/1"].synthetic
+    [again] = plan_jobs([source], tmp_path / "bt", "back")
+    assert again.todo == 0  # done: a rerun translates nothing
+    # training counts its pairs as empty ones
+    from subctx_train.data import filter_documents
+
+    kept, counts = filter_documents(list(docs.values()))
+    assert [d.doc_id for d in kept] == ["plays/0", "plays/2"] and counts["empty"] == 3
 
 
 @pytest.mark.parametrize("sampling", ["beam", "top10", "noised"])

@@ -65,6 +65,43 @@ def test_weights_by_longest_doc_id_prefix_and_machine_drafted_scale(tmp_path):
         "--weight", "subtitles=4", "--weight", "weidu/lanna=0.5", "--weight", "machine-drafted=0"]
 
 
+def test_a_weight_that_matches_nothing_is_said_and_all_zero_is_an_error(capsys):
+    """A misspelt --weight used to do nothing and say nothing."""
+    import pytest
+
+    from subctx_train.data import DataError, unmatched_weights
+
+    sp = spm.SentencePieceProcessor(model_file=str(_tokenizer_file()))
+    capsys.readouterr()
+    docs = [_doc("friends/e1"), _doc("weidu/bg1npc/a", "dialogue"), _doc("wmt/x", "news")]
+    weights = {"freinds": 2.0, "weidu/bg1npc": 0.5, "news": 2.0, "synthetic": 0.5}
+    examples = tokenize_documents(docs, sp, max_k=1, weights=weights)
+    assert len(examples) == 3 * len(CORPUS)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(
+        "warning: --weight freinds, synthetic: match no corpus, part or domain of the data, so "
+        "they do nothing (did you mean friends?); corpora: friends, weidu, wmt; domains: "
+        "subtitles, dialogue, news")
+    assert unmatched_weights(docs, {"friends": 2, "weidu": 1, "dialogue": 1,
+                                    "machine-drafted": 0.5}) == (
+        "--weight machine-drafted: matches no corpus, part or domain of the data, so it does "
+        "nothing; corpora: friends, weidu, wmt; domains: subtitles, dialogue, news; or "
+        "synthetic, machine-drafted, a doc-id prefix (e.g. weidu/bsofb)")
+    assert unmatched_weights(docs, {"friends": 2, "weidu/bg1npc": 1, "news": 1}) is None
+    tokenize_documents(docs, sp, max_k=1)
+    assert capsys.readouterr().err == ""  # no weights: nothing to say
+    with pytest.raises(DataError, match="every document has weight 0"):
+        tokenize_documents(docs, sp, max_k=1, weights={"friends": 0, "weidu": 0, "news": 0})
+
+
+def _tokenizer_file():
+    import tempfile
+    from pathlib import Path
+
+    out = Path(tempfile.mkdtemp()) / "spm.model"
+    return train_tokenizer([s for pair in CORPUS for s in pair] * 20, out, vocab_size=120)
+
+
 def test_the_shipped_weights_files_parse_as_train_options():
     from pathlib import Path
 
