@@ -5,13 +5,18 @@ from (read by the model card)."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import torch
 
 from subctx.bundle import SpecialTokens
-from subctx_train.checkpoint import list_checkpoints, load_final, load_model_state, read_meta
+from subctx_train.checkpoint import (
+    list_checkpoints,
+    load_final,
+    load_model_state,
+    read_meta,
+    write_atomically,
+)
 from subctx_train.config import TrainConfig
 from subctx_train.data import DataError, Document
 from subctx_train.tokenizer import (
@@ -41,9 +46,7 @@ def ensure_tokenizer(run_dir: Path, docs: list[Document], cfg: TrainConfig,
         model = Path(source).read_bytes()
         check_tokenizer(model, source)
         if not path.exists():
-            part = path.with_name(f".{path.name}.part")
-            part.write_bytes(model)
-            os.replace(part, path)  # whole or not at all
+            write_atomically(path, lambda tmp: tmp.write_bytes(model))  # whole or not at all
         elif path.read_bytes() != model:
             raise DataError(f"{run_dir} has a different tokenizer ({path}) than {source}: a "
                             "run keeps the tokenizer it began with (resume it without --spm, "

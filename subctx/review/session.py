@@ -110,10 +110,18 @@ class SavedReview:
 
 
 def read_saved_review(log_path: Path, plan: DocumentPlan) -> SavedReview | None:
-    """The saved state of a review log of this film; None for an unreadable log, a log of
-    format 1 (decisions only) or one whose English lines are not this film's."""
+    """The saved state of a review log of this film (`saved_review`); None for an unreadable
+    log."""
     try:
-        data = json.loads(Path(log_path).read_text(encoding="utf-8"))
+        return saved_review(json.loads(Path(log_path).read_text(encoding="utf-8")), plan)
+    except (OSError, ValueError):
+        return None
+
+
+def saved_review(data: object, plan: DocumentPlan) -> SavedReview | None:
+    """The saved state in a review log's parsed JSON; None for a log of format 1 (decisions
+    only) or one whose English lines are not this film's."""
+    try:
         if not isinstance(data, dict) or data.get("format") != LOG_FORMAT:
             return None
         lines = data["lines"]
@@ -125,7 +133,7 @@ def read_saved_review(log_path: Path, plan: DocumentPlan) -> SavedReview | None:
                            {int(c): [str(x) for x in v]
                             for c, v in data.get("as_written", {}).items()
                             if 0 <= int(c) < len(plan.layouts)})
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError):
         return None
 
 
@@ -334,15 +342,18 @@ class ReviewSession:
         """A machine line translated again with its context as it stands now, as `subctx
         translate` would (the context scope and the guard), its names as the film's."""
         [out] = translate_again(self.plan, self.translator, self.options, self.texts, [unit])
-        english = self.plan.units[unit].text
-        return restore_verbatim(english, keep_renderings(english, out.text, self.renderings,
-                                                         self.glossary))
+        return self._as_film(self.plan.units[unit].text, out.text)
 
     def _translated(self, request: Request) -> str:
         """A line translated again, its names written as the film's (`renderings`)."""
         [out] = self.translator.translate([request], beam_size=self.options.beam_size)
-        return restore_verbatim(request.text, keep_renderings(request.text, out.text,
-                                                              self.renderings, self.glossary))
+        return self._as_film(request.text, out.text)
+
+    def _as_film(self, english: str, translation: str) -> str:
+        """A line translated again as the film writes it: its names as the film's
+        renderings, its addresses and numbers as the English has them."""
+        return restore_verbatim(english, keep_renderings(english, translation, self.renderings,
+                                                         self.glossary))
 
     def set_speaker(self, unit: int, value: str) -> list[Change] | None:
         """The line translated again with the speaker-gender tag of `value` (MASCULINE or
@@ -461,7 +472,7 @@ class ReviewSession:
             data = json.loads(Path(log_path).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return 0
-        saved = read_saved_review(log_path, self.plan)
+        saved = saved_review(data, self.plan)
         restored = 0
         for raw in _decisions(data):
             try:
